@@ -1,0 +1,65 @@
+"""ipcausal: does a language model implicitly personalize?
+
+Paired indirect-intervention experiments on language models, with exact and
+fast paired tests.  The public names are imported lazily, so that
+``import ipcausal`` (and the command line) stays fast.
+
+Examples
+--------
+>>> import ipcausal
+>>> res = ipcausal.permutation_test([1, 2, 1, 0, 2, 1, 1, 3], method="exact")
+>>> round(res.pvalue, 4)
+0.0156
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    "PairSet": "ipcausal.pairs",
+    "test": "ipcausal.api",
+    "Report": "ipcausal.results",
+    "GroupResult": "ipcausal.results",
+    "PermutationTestResult": "ipcausal.results",
+    "SignTestResult": "ipcausal.results",
+    "PBResult": "ipcausal.results",
+    "permutation_test": "ipcausal.stats.permutation",
+    "sign_test": "ipcausal.stats.sign",
+    "sign_tests": "ipcausal.stats.sign",
+    "adjust_pvalues": "ipcausal.stats.multitest",
+    "personalization_bias": "ipcausal.stats.summary",
+    "mean_ci": "ipcausal.stats.summary",
+    "run": "ipcausal.runner",
+    "get_backend": "ipcausal.backends",
+    "power": "ipcausal.power",
+    "placebo": "ipcausal.placebo",
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ipcausal.api import test
+    from ipcausal.pairs import PairSet
+    from ipcausal.results import GroupResult, PBResult, PermutationTestResult, Report, SignTestResult
+    from ipcausal.stats.multitest import adjust_pvalues
+    from ipcausal.stats.permutation import permutation_test
+    from ipcausal.stats.sign import sign_test, sign_tests
+    from ipcausal.stats.summary import mean_ci, personalization_bias
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ipcausal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

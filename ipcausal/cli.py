@@ -1,0 +1,76 @@
+"""The ``ipcausal`` command line: one sub-command per pipeline stage.
+
+Each sub-command lives in ``ipcausal/commands/<name>.py`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
+Command modules import nothing heavy at module level, so ``ipcausal --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "build_parser", "CliError"]
+
+# order = order in --help
+COMMANDS: tuple[str, ...] = (
+    "build",
+    "run",
+    "score",
+    "test",
+    "report",
+    "case",
+    "demo",
+    "reproduce",
+    "power",
+)
+
+EXIT_OK, EXIT_ERROR, EXIT_INCOMPLETE = 0, 2, 3
+
+
+class CliError(Exception):
+    """An error to print as one line (no traceback) with exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ipcausal import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="ipcausal",
+        description="Does a language model implicitly personalize? Build paired prompts, run a model, "
+        "score the responses and test for an effect of the implied user background.",
+    )
+    parser.add_argument("--version", action="version", version=f"ipcausal {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"ipcausal.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ipcausal.commands.{name}":
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ipcausal`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return int(args.func(args) or 0)
+    except (CliError, ValueError, TypeError, FileNotFoundError, ImportError) as exc:
+        print(f"ipcausal {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"ipcausal {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

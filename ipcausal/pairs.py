@@ -1,0 +1,347 @@
+"""PairSet: the validated table of paired observations that every stage reads and writes.
+
+One row per pair ``((x_i, y_i), (x_j, y_j))``: two prompts with the same meaning and
+two implied user backgrounds (SPEC §2).  Columns:
+
+=================  ========  ==========================================================
+column             required  meaning
+=================  ========  ==========================================================
+``pair_id``        yes       unique id (stored as text)
+``background_i``   yes       background signalled by ``x_i``
+``background_j``   yes       background signalled by ``x_j`` (differs from ``background_i``)
+``x_i``, ``x_j``   yes       the two prompts (text)
+``y_i``, ``y_j``   no        the two responses (text, missing until ``ipcausal run``)
+``score_i/_j``     no        interval outcome per response; Δ = score_j − score_i
+``similarity``     no        similarity of the two responses, in [0, 1]
+``model``          no        the model that answered (separate test families per model)
+anything else      no        kept as metadata
+=================  ========  ==========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["PairSet", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS"]
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("pair_id", "background_i", "background_j", "x_i", "x_j")
+OUTCOME_COLUMNS: tuple[str, ...] = ("score_i", "score_j", "similarity")
+_TEXT_COLUMNS = ("background_i", "background_j", "x_i", "x_j")
+_OPTIONAL_TEXT = ("y_i", "y_j", "model")
+_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _rows(mask: np.ndarray, limit: int = 5) -> str:
+    idx = np.flatnonzero(mask)
+    shown = ", ".join(str(int(i)) for i in idx[:limit])
+    more = f" and {idx.size - limit} more" if idx.size > limit else ""
+    return f"row(s) {shown}{more}"
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"`frame` must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        names = ", ".join(f"`{c}`" for c in missing)
+        raise ValueError(f"missing required column(s) {names}; a PairSet needs {', '.join(REQUIRED_COLUMNS)}")
+    if df.columns.duplicated().any():
+        dup = sorted(set(df.columns[df.columns.duplicated()]))
+        raise ValueError(f"duplicate column name(s): {dup}")
+    out = df.reset_index(drop=True).copy()
+
+    ids = out["pair_id"]
+    if ids.isna().any():
+        raise ValueError(f"column `pair_id` has missing values at {_rows(ids.isna().to_numpy())}")
+    out["pair_id"] = ids.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
+    dup = out["pair_id"].duplicated(keep=False).to_numpy()
+    if dup.any():
+        vals = list(dict.fromkeys(out.loc[dup, "pair_id"]))[:5]
+        raise ValueError(f"column `pair_id` has duplicate values {vals} at {_rows(dup)}")
+
+    for col in _TEXT_COLUMNS:
+        bad = out[col].map(lambda v: not isinstance(v, str)).to_numpy()
+        if bad.any():
+            raise ValueError(f"column `{col}` must hold text; non-text or missing values at {_rows(bad)}")
+    same = (out["background_i"] == out["background_j"]).to_numpy()
+    if same.any():
+        raise ValueError(
+            f"columns `background_i` and `background_j` must differ within a pair; equal at {_rows(same)}"
+        )
+    for col in ("background_i", "background_j"):
+        empty = (out[col].str.strip() == "").to_numpy()
+        if empty.any():
+            raise ValueError(f"column `{col}` has empty backgrounds at {_rows(empty)}")
+
+    for col in _OPTIONAL_TEXT:
+        if col in out.columns:
+            bad = out[col].map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
+            if bad.any():
+                raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
+            out[col] = out[col].map(lambda v: None if _is_missing(v) else v).astype(object)
+
+    has_i, has_j = "score_i" in out.columns, "score_j" in out.columns
+    if has_i != has_j:
+        raise ValueError("columns `score_i` and `score_j` come together: one is missing")
+    for col in OUTCOME_COLUMNS:
+        if col not in out.columns:
+            continue
+        values = out[col]
+        if values.dtype == object or not (
+            pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        ):
+            numeric = pd.to_numeric(values, errors="coerce")
+            bad = (numeric.isna() & values.notna()).to_numpy() | values.map(lambda v: isinstance(v, bool)).to_numpy()
+            if bad.any():
+                raise ValueError(f"column `{col}` must be numeric; non-numeric values at {_rows(bad)}")
+            values = numeric
+        arr = values.to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise ValueError(f"column `{col}` must be finite (no NaN, inf or missing values); bad at {_rows(bad)}")
+        if col == "similarity":
+            out_of_range = (arr < 0) | (arr > 1)
+            if out_of_range.any():
+                raise ValueError(f"column `similarity` must lie in [0, 1]; outside at {_rows(out_of_range)}")
+        out[col] = arr
+    return out
+
+
+class PairSet:
+    """A validated, pandas-backed table of paired observations (one row per pair).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns as in the module docstring.  The frame is copied and validated.
+
+    Raises
+    ------
+    ValueError
+        When a required column is missing, ``pair_id`` repeats, a background pair is
+        degenerate, or an outcome is non-numeric, non-finite or (``similarity``) outside [0, 1].
+
+    Examples
+    --------
+    >>> from ipcausal import PairSet
+    >>> ps = PairSet.from_records([
+    ...     {"pair_id": 1, "background_i": "US", "background_j": "UK",
+    ...      "x_i": "What color?", "x_j": "What colour?", "similarity": 0.9},
+    ... ])
+    >>> len(ps), ps.outcome
+    (1, 'similarity')
+    """
+
+    __slots__ = ("_df",)
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._df = _validate_frame(frame)
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> PairSet:
+        """Build a PairSet from a DataFrame (copied and validated)."""
+        return cls(frame)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> PairSet:
+        """Build a PairSet from an iterable of dicts, one per pair."""
+        if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+            raise TypeError("`records` must be an iterable of mappings")
+        rows = list(records)
+        if any(not isinstance(r, Mapping) for r in rows):
+            raise TypeError("`records` must be an iterable of mappings")
+        return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> PairSet:
+        """Read a PairSet from ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix)."""
+        p = Path(path)
+        fmt = _format_of(p)
+        if not p.is_file():
+            raise ValueError(f"`path`: no such file: {p}")
+        if fmt == "jsonl":
+            rows = []
+            with p.open(encoding="utf-8") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise ValueError(f"`path`: {p}:{lineno} is not valid JSON ({exc.msg})") from None
+                    if not isinstance(row, dict):
+                        raise ValueError(f"`path`: {p}:{lineno} must be a JSON object")
+                    rows.append(row)
+            return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
+        if fmt == "csv":
+            numeric_na = {c: [""] for c in (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT)}
+            df = pd.read_csv(p, keep_default_na=False, na_values=numeric_na, dtype={c: str for c in _TEXT_COLUMNS})
+            return cls(df)
+        return cls(_parquet().read_table(p).to_pandas())
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""
+        p = Path(path)
+        fmt = _format_of(p)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+        os.close(fd)
+        try:
+            if fmt == "jsonl":
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    for rec in self.records():
+                        fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
+            elif fmt == "csv":
+                self._df.to_csv(tmp, index=False)
+            else:
+                pa = _parquet()
+                import pyarrow as pyarrow_mod
+
+                pa.write_table(pyarrow_mod.Table.from_pandas(self._df, preserve_index=False), tmp)
+            os.replace(tmp, p)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return p
+
+    # -- access ------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of the underlying table."""
+        return self._df.copy()
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as plain dicts (missing values as ``None``)."""
+        out = []
+        for rec in self._df.to_dict(orient="records"):
+            out.append({k: (None if _is_missing(v) else _plain(v)) for k, v in rec.items()})
+        return out
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._df.columns)
+
+    @property
+    def outcome(self) -> str | None:
+        """``"interval"`` (scores), ``"similarity"``, ``"both"`` or ``None`` (no outcome yet)."""
+        has_scores = "score_i" in self._df.columns
+        has_sim = "similarity" in self._df.columns
+        if has_scores and has_sim:
+            return "both"
+        return "interval" if has_scores else "similarity" if has_sim else None
+
+    @property
+    def deltas(self) -> np.ndarray:
+        """Δ = score_j − score_i per pair (requires the score columns)."""
+        if "score_i" not in self._df.columns:
+            raise ValueError("this PairSet has no `score_i`/`score_j` columns")
+        return self._df["score_j"].to_numpy(np.float64) - self._df["score_i"].to_numpy(np.float64)
+
+    def __len__(self) -> int:
+        return len(self._df)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.records())
+
+    def __getitem__(self, column: str) -> pd.Series:
+        return self._df[column].copy()
+
+    def __contains__(self, column: object) -> bool:
+        return column in self._df.columns
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PairSet):
+            return NotImplemented
+        return self._df.equals(other._df)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        bgs = sorted(set(self._df["background_i"]) | set(self._df["background_j"]))
+        return f"PairSet(n={len(self)}, backgrounds={bgs}, outcome={self.outcome!r})"
+
+    # -- derivation --------------------------------------------------------------------
+    def with_columns(self, **columns: Any) -> PairSet:
+        """A new PairSet with columns added or replaced (values: sequence or scalar)."""
+        df = self._df.copy()
+        for name, values in columns.items():
+            df[name] = values
+        return PairSet(df)
+
+    def drop_columns(self, *names: str) -> PairSet:
+        """A new PairSet without the named (non-required) columns."""
+        bad = [n for n in names if n in REQUIRED_COLUMNS]
+        if bad:
+            raise ValueError(f"`names`: cannot drop required column(s) {bad}")
+        return PairSet(self._df.drop(columns=[n for n in names if n in self._df.columns]))
+
+    def filter(self, mask: Any) -> PairSet:
+        """A new PairSet with the rows where ``mask`` is true."""
+        m = np.asarray(mask, dtype=bool)
+        if m.shape != (len(self),):
+            raise ValueError(f"`mask` must have shape ({len(self)},), got {m.shape}")
+        return PairSet(self._df.loc[m])
+
+    def head(self, n: int) -> PairSet:
+        """The first ``n`` pairs."""
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"`n` must be a non-negative integer, got {n!r}")
+        return PairSet(self._df.head(int(n)))
+
+    @staticmethod
+    def concat(pairsets: Iterable[PairSet]) -> PairSet:
+        """Stack several PairSets (pair ids must stay unique)."""
+        items = list(pairsets)
+        if not items or any(not isinstance(p, PairSet) for p in items):
+            raise TypeError("`pairsets` must be a non-empty iterable of PairSet")
+        return PairSet(pd.concat([p._df for p in items], ignore_index=True))
+
+
+def _columns_of(rows: list[Mapping[str, Any]]) -> list[str]:
+    cols: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            cols.setdefault(str(k), None)
+    return list(cols) if rows else list(REQUIRED_COLUMNS)
+
+
+def _format_of(p: Path) -> str:
+    fmt = _FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"`path`: unknown file type {p.suffix!r}; use one of {sorted(_FORMATS)}")
+    return fmt
+
+
+def _parquet() -> Any:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("Parquet needs pyarrow: pip install 'ipcausal[parquet]'") from exc
+    return pq
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(f"cannot write value of type {type(v).__name__} to JSON")
