@@ -1,0 +1,82 @@
+"""Input validation shared by the statistical functions (errors name the parameter)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def as_sample(x: Any, name: str, *, min_size: int = 2) -> np.ndarray:
+    """A 1-D float64 array of finite values with at least ``min_size`` entries."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"`{name}` must be a 1-D array of numbers, got a string")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"`{name}` must be a 1-D array of numbers ({exc})") from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` must hold numbers only") from None
+    if arr.dtype.kind in "USb" or arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "b":
+            arr = arr.astype(np.float64)
+        else:
+            raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D, got an array of shape {arr.shape}")
+    if arr.size < min_size:
+        raise ValueError(f"`{name}` needs at least {min_size} values, got {arr.size}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"`{name}` must be finite; NaN or inf at index {np.flatnonzero(bad)[:5].tolist()}")
+    return arr
+
+
+def choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"`{name}` must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}")
+    return value
+
+
+def positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def open_unit(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a number in (0, 1), got {type(value).__name__}")
+    v = float(value)
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"`{name}` must lie in (0, 1), got {value}")
+    return v
+
+
+def finite_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)):
+        raise ValueError(f"`{name}` must be a finite number, got {value!r}")
+    return float(value)
+
+
+def as_generator(rng: Any) -> np.random.Generator:
+    """``rng`` (int | Generator | None) as a numpy Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0):
+        return np.random.default_rng(None if rng is None else int(rng))
+    raise TypeError(f"`rng` must be None, a non-negative int or a numpy.random.Generator, got {rng!r}")
+
+
+def seed_from(rng: Any) -> int:
+    """A 63-bit integer seed drawn from ``rng`` (for the counter-based kernels)."""
+    return int(as_generator(rng).integers(0, 2**63 - 1))
