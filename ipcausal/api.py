@@ -183,7 +183,7 @@ def test(
         threshold = alpha / m if correction not in ("none", "bh", "by") else alpha
         for r, p_adj in zip(fam, adjusted):
             res = r["res"]
-            if getattr(res, "method", "") in ("monte-carlo", "paper-compat") and res.n_resamples:
+            if getattr(res, "method", "") in ("monte-carlo", "paper-compat") and getattr(res, "n_resamples", None):
                 floor = 1.0 / (res.n_resamples + 1) if res.method == "monte-carlo" else 1.0 / res.n_resamples
                 if floor > threshold:
                     warn.append(

@@ -1,0 +1,47 @@
+"""`ipcausal test FILE` through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ipcausal import PairSet
+
+EXE = Path(sys.executable).parent / "ipcausal"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(EXE), *args], capture_output=True, text=True, timeout=300)
+
+
+def make(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    rows = [{"pair_id": k, "background_i": "SAE", "background_j": "ESL", "x_i": "a", "x_j": "b",
+             "score_i": float(rng.integers(1, 6)), "score_j": float(rng.integers(1, 6)) - 1} for k in range(60)]
+    return PairSet.from_records(rows).write(tmp_path / "pairs.jsonl")
+
+
+def test_text_and_json(tmp_path: Path) -> None:
+    path = make(tmp_path)
+    out = run("test", str(path), "--seed", "1")
+    assert out.returncode == 0, out.stderr
+    assert "SAE vs ESL" in out.stdout and "implicit personalization detected" in out.stdout
+    js = run("test", str(path), "--json", "--correction", "holm", "--method", "monte-carlo", "--resamples", "5000", "--seed", "2")
+    data = json.loads(js.stdout)
+    assert data["correction"] == "holm" and data["groups"][0]["detail"]["n_resamples"] == 5000
+    paper = json.loads(run("test", str(path), "--json", "--paper-compat", "--seed", "3").stdout)
+    assert paper["paper_compat"] is True and paper["correction"] == "none"
+
+
+def test_errors_are_one_line(tmp_path: Path) -> None:
+    out = run("test", str(tmp_path / "nope.jsonl"))
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith("ipcausal test: error: `path`: no such file")
+    assert "Traceback" not in out.stderr
+    bad = run("test", str(make(tmp_path)), "--alpha", "2")
+    assert bad.returncode == 2 and "`alpha` must lie in (0, 1)" in bad.stderr
+    assert run("--version").stdout.startswith("ipcausal ")

@@ -1,0 +1,109 @@
+"""PairSet validation and file round trips (real files: JSONL, CSV, Parquet)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ipcausal import PairSet
+
+
+def base(n: int = 3, **extra) -> list[dict]:
+    rows = []
+    for k in range(n):
+        row = {"pair_id": f"p{k}", "background_i": "US", "background_j": "UK", "x_i": f"color {k}",
+               "x_j": f"colour {k}", "y_i": f"answer, \"quoted\"\nline {k}", "y_j": None, "model": "m"}
+        row.update({c: (v[k] if isinstance(v, list) else v) for c, v in extra.items()})
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_round_trip(tmp_path, suffix: str) -> None:
+    ps = PairSet.from_records(base(score_i=[1.0, 2.5, 3.0], score_j=[2.0, 2.0, 0.0], extra_meta=["a", "b", "NA"]))
+    path = ps.write(tmp_path / f"pairs{suffix}")
+    back = PairSet.read(path)
+    assert back.records() == ps.records()
+    np.testing.assert_array_equal(back.deltas, [1.0, -0.5, -3.0])
+
+
+def test_pair_id_stored_as_text_and_unicode(tmp_path) -> None:
+    rows = base(similarity=0.5)
+    rows[0]["pair_id"] = 7
+    rows[1]["x_j"] = "Ünïcödé — colour"
+    ps = PairSet.from_records(rows)
+    assert ps["pair_id"].tolist()[0] == "7"
+    assert PairSet.read(ps.write(tmp_path / "u.jsonl")).records() == ps.records()
+
+
+def test_outcome_property_and_repr() -> None:
+    assert PairSet.from_records(base()).outcome is None
+    assert PairSet.from_records(base(similarity=0.9)).outcome == "similarity"
+    assert PairSet.from_records(base(score_i=1, score_j=2)).outcome == "interval"
+    assert "outcome='interval'" in repr(PairSet.from_records(base(score_i=1, score_j=2)))
+
+
+def test_derivations() -> None:
+    ps = PairSet.from_records(base(n=4, score_i=1, score_j=[1, 2, 3, 4]))
+    assert len(ps.filter(ps.deltas > 0)) == 3
+    assert len(ps.head(2)) == 2
+    assert "score_i" not in ps.drop_columns("score_i", "score_j")
+    assert ps.with_columns(similarity=0.3).outcome == "both"
+    other = PairSet.from_records([{**r, "pair_id": r["pair_id"] + "x"} for r in base(n=4, score_i=1, score_j=2)])
+    assert len(PairSet.concat([ps, other])) == 8
+    frame = ps.to_frame()
+    frame.loc[0, "x_i"] = "changed"
+    assert ps["x_i"][0] != "changed"  # to_frame is a copy
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda d: d.drop(columns=["x_j"]), r"missing required column\(s\) `x_j`"),
+        (lambda d: d.assign(pair_id=["a", "a", "b"]), r"column `pair_id` has duplicate values \['a'\] at row\(s\) 0, 1"),
+        (lambda d: d.assign(pair_id=[None, "a", "b"]), "column `pair_id` has missing values"),
+        (lambda d: d.assign(background_j="US"), "must differ within a pair"),
+        (lambda d: d.assign(background_i=[" ", "US", "US"]), "column `background_i` has empty backgrounds"),
+        (lambda d: d.assign(x_i=[1, "a", "b"]), "column `x_i` must hold text"),
+        (lambda d: d.assign(y_i=[1, "a", "b"]), "column `y_i` must hold text or be missing"),
+        (lambda d: d.assign(score_i=1.0), "`score_i` and `score_j` come together"),
+        (lambda d: d.assign(score_i=[1, "x", 2], score_j=1), "column `score_i` must be numeric"),
+        (lambda d: d.assign(score_i=[1, np.inf, 2], score_j=1), "column `score_i` must be finite"),
+        (lambda d: d.assign(score_i=[1, np.nan, 2], score_j=1), r"must be finite .* bad at row\(s\) 1"),
+        (lambda d: d.assign(similarity=[0.5, 1.2, -0.1]), r"`similarity` must lie in \[0, 1\]; outside at row\(s\) 1, 2"),
+        (lambda d: d.assign(similarity=[True, False, True]), "column `similarity` must be numeric"),
+    ],
+)
+def test_validation_messages(mutate, match: str) -> None:
+    frame = pd.DataFrame(base())
+    with pytest.raises(ValueError, match=match):
+        PairSet.from_frame(mutate(frame))
+
+
+def test_type_errors_and_files(tmp_path) -> None:
+    with pytest.raises(TypeError, match="`frame` must be a pandas DataFrame"):
+        PairSet([1, 2])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="`records` must be an iterable of mappings"):
+        PairSet.from_records([1, 2])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="unknown file type '.txt'"):
+        PairSet.from_records(base()).write(tmp_path / "x.txt")
+    with pytest.raises(ValueError, match="`path`: no such file"):
+        PairSet.read(tmp_path / "missing.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"pair_id": 1}\n{oops\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2 is not valid JSON"):
+        PairSet.read(bad)
+    with pytest.raises(ValueError, match="`n` must be a non-negative integer"):
+        PairSet.from_records(base()).head(-1)
+    with pytest.raises(ValueError, match="`mask` must have shape"):
+        PairSet.from_records(base()).filter([True])
+    with pytest.raises(ValueError, match="cannot drop required"):
+        PairSet.from_records(base()).drop_columns("x_i")
+
+
+def test_write_is_atomic(tmp_path) -> None:
+    ps = PairSet.from_records(base())
+    path = ps.write(tmp_path / "a.jsonl")
+    assert [p.name for p in tmp_path.iterdir()] == ["a.jsonl"]  # no temporary left behind
+    assert path.read_text().count("\n") == 3

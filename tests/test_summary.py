@@ -1,0 +1,62 @@
+"""PB (personalization bias) and the mean interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ipcausal import mean_ci, personalization_bias
+
+
+def test_pb_is_population_sd_of_background_means() -> None:
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=300)
+    bgs = np.repeat(["SAE", "AAE", "ESL"], 100)
+    pb = personalization_bias(values, bgs, rng=1)
+    means = [values[bgs == b].mean() for b in ["AAE", "ESL", "SAE"]]
+    assert pb.value == pytest.approx(np.std(means, ddof=0))
+    assert pb.ci_low <= pb.value <= pb.ci_high or pb.ci_low > 0  # bootstrap PB is biased upwards
+    assert set(pb.means) == {"AAE", "ESL", "SAE"} and pb.counts["SAE"] == 100
+
+
+def test_pb_vector_outcome() -> None:
+    v = np.array([[0, 0], [0, 0], [2, 4], [2, 4]], dtype=float)
+    pb = personalization_bias(v, ["a", "a", "b", "b"], rng=0)
+    # per-dimension population variances 1 and 4 -> sqrt(5)
+    assert pb.value == pytest.approx(np.sqrt(5.0))
+
+
+def test_pb_bootstrap_interval_covers_true_spread() -> None:
+    rng = np.random.default_rng(3)
+    values = np.r_[rng.normal(0, 1, 400), rng.normal(1, 1, 400)]
+    pb = personalization_bias(values, ["x"] * 400 + ["y"] * 400, rng=4)
+    assert pb.ci_low < 0.5 < pb.ci_high  # true PB = |1 - 0| / 2
+
+
+def test_pb_reproducible() -> None:
+    v = np.arange(20.0)
+    b = ["a", "b"] * 10
+    assert personalization_bias(v, b, rng=5) == personalization_bias(v, b, rng=5)
+
+
+def test_mean_ci() -> None:
+    m, lo, hi = mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert m == 2.5 and lo < m < hi
+
+
+@pytest.mark.parametrize(
+    ("values", "bgs", "kwargs", "exc", "match"),
+    [
+        ([1.0, 2.0], ["a", "a"], {}, ValueError, "at least two backgrounds"),
+        ([1.0, 2.0], ["a"], {}, ValueError, "`backgrounds` must have one label per value"),
+        ([1.0, np.nan], ["a", "b"], {}, ValueError, "`values` must be finite"),
+        (["x", "y"], ["a", "b"], {}, TypeError, "`values` must be numeric"),
+        ([1.0, 2.0], "ab", {}, TypeError, "`backgrounds` must be a sequence"),
+        ([1.0, 2.0], ["a", "b"], {"ci": 0}, ValueError, "`ci` must lie in"),
+        ([1.0, 2.0], ["a", "b"], {"n_resamples": 0}, ValueError, "`n_resamples` must be >= 1"),
+        ([], [], {}, ValueError, "`values` must have shape"),
+    ],
+)
+def test_pb_validation(values, bgs, kwargs, exc, match) -> None:
+    with pytest.raises(exc, match=match):
+        personalization_bias(values, bgs, **kwargs)
