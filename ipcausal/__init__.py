@@ -36,8 +36,8 @@ _LAZY: dict[str, str] = {
     "mean_ci": "ipcausal.stats.summary",
     "run": "ipcausal.runner",
     "get_backend": "ipcausal.backends",
-    "power": "ipcausal.power",
-    "placebo": "ipcausal.placebo",
+    "power": "ipcausal.planning",
+    "placebo": "ipcausal.noise_floor",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

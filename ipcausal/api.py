@@ -57,14 +57,24 @@ def _resolve_outcome(ps: PairSet, outcome: str) -> str:
 
 
 def _groups(df: pd.DataFrame) -> list[tuple[str, str, str, np.ndarray]]:
-    """(model, background_a, background_b, row indices), with a < b in first-seen orientation."""
-    orient: dict[tuple[str, frozenset[str]], tuple[str, str]] = {}
-    rows: dict[tuple[str, str, str], list[int]] = {}
+    """(model, background_a, background_b, row indices) per unordered background pair.
+
+    The orientation (a → b) is the one most pairs of the group are stored in; a tie goes to
+    the alphabetical order.  It does not depend on the order of the rows.
+    """
+    rows: dict[tuple[str, frozenset[str]], list[int]] = {}
+    votes: dict[tuple[str, frozenset[str]], dict[tuple[str, str], int]] = {}
     for pos, (model, bi, bj) in enumerate(zip(df["_model"], df["background_i"], df["background_j"])):
         key = (model, frozenset((bi, bj)))
-        a, b = orient.setdefault(key, (bi, bj))
-        rows.setdefault((model, a, b), []).append(pos)
-    return [(m, a, b, np.asarray(idx)) for (m, a, b), idx in sorted(rows.items())]
+        rows.setdefault(key, []).append(pos)
+        count = votes.setdefault(key, {})
+        count[(bi, bj)] = count.get((bi, bj), 0) + 1
+    out = []
+    for key, idx in rows.items():
+        counts = votes[key]
+        a, b = min(counts, key=lambda orient: (-counts[orient], orient))
+        out.append((key[0], a, b, np.asarray(idx)))
+    return sorted(out, key=lambda t: (t[0], t[1], t[2]))
 
 
 def test(
@@ -83,8 +93,9 @@ def test(
     """Test every background pair for implicit personalization and correct for multiplicity.
 
     Interval outcomes (``score_i``, ``score_j``): paired sign-flip permutation test of
-    mean(Δ) = 0, Δ = score(background_b) − score(background_a), with pairs stored in the
-    other orientation flipped.  Similarity outcomes (``similarity``): sign test of
+    mean(Δ) = 0, Δ = score(background_b) − score(background_a), where a → b is the orientation
+    most pairs of the group are stored in (ties: alphabetical) and pairs stored the other way
+    round are flipped.  Similarity outcomes (``similarity``): sign test of
     median(s) = ``m0`` against median(s) < ``m0``.  Groups are the unordered background pairs;
     the correction family is the background pairs of one model (one family per ``model``).
 

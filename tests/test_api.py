@@ -40,7 +40,12 @@ def test_one_group_per_unordered_pair_and_orientation() -> None:
     report = ipcausal.test(PairSet.from_records(rows))
     (g,) = report.groups
     assert (g.background_a, g.background_b) == ("US", "UK")
-    assert g.effect == pytest.approx((2 + 2 + 1) / 3)  # pair 2 flipped into US -> UK orientation
+    assert g.effect == pytest.approx((2 + 2 + 1) / 3)  # pair 2 flipped into US -> UK orientation (the majority)
+    reordered = ipcausal.test(PairSet.from_records(rows[::-1]))
+    assert reordered.groups[0].group == "US vs UK" and reordered.groups[0].effect == g.effect
+    tie = ipcausal.test(PairSet.from_records(rows[:2] + [{**rows[2], "pair_id": 4, "background_i": "UK",
+                                                         "background_j": "US", "score_i": 3, "score_j": 2}]))
+    assert tie.groups[0].group == "UK vs US"  # 2 of 3 stored UK -> US
 
 
 def test_three_backgrounds_bonferroni_and_holm() -> None:

@@ -1,0 +1,58 @@
+"""``ipcausal power``: power of a planned study, or the pairs it needs (:func:`ipcausal.power`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "power of a planned study for one background pair, or the smallest number of pairs"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "power",
+        help=HELP,
+        description=HELP + ". Interval outcomes: --effect is the mean difference (in units of --sd). "
+        "Similarity outcomes: --effect is the probability that a pair's similarity falls below --m0 (0.5 = none).",
+    )
+    p.add_argument("--effect", type=float, required=True, help="mean Δ (interval) or P(similarity < m0) (similarity)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--n", type=int, help="number of pairs → power")
+    which.add_argument("--power", type=float, help="target power in (0, 1) → smallest number of pairs")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise level (default 0.05)")
+    p.add_argument("--tests", type=int, default=1, help="background pairs in the family (Bonferroni; default 1)")
+    p.add_argument("--outcome", default="interval", choices=["interval", "similarity"])
+    p.add_argument("--sd", type=float, default=1.0, help="standard deviation of Δ (interval; default 1)")
+    p.add_argument("--m0", type=float, default=0.8, help="null median of the similarity (default 0.8)")
+    p.add_argument("--method", default="auto", choices=["auto", "approx", "exact", "simulate"])
+    p.add_argument("--alternative", default=None, choices=["two-sided", "greater", "less"])
+    p.add_argument("--sims", type=int, default=2000, help="simulated data sets (--method simulate; default 2000)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the simulation")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from ipcausal.cli import CliError
+    from ipcausal.planning import power
+
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"`--seed` must be a non-negative integer, got {args.seed}")
+    result = power(
+        args.effect,
+        n=args.n,
+        power=args.power,
+        alpha=args.alpha,
+        n_tests=args.tests,
+        outcome=args.outcome,
+        sd=args.sd,
+        m0=args.m0,
+        method=args.method,
+        n_sim=args.sims,
+        alternative=args.alternative,
+        rng=args.seed,
+    )
+    sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n" if args.json else str(result))
+    return 0
