@@ -212,6 +212,7 @@ class PairSet:
                 import pyarrow as pyarrow_mod
 
                 pa.write_table(pyarrow_mod.Table.from_pandas(self._df, preserve_index=False), tmp)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual permissions
             os.replace(tmp, p)
         finally:
             if os.path.exists(tmp):
@@ -316,6 +317,12 @@ def _columns_of(rows: list[Mapping[str, Any]]) -> list[str]:
         for k in r:
             cols.setdefault(str(k), None)
     return list(cols) if rows else list(REQUIRED_COLUMNS)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _format_of(p: Path) -> str:

@@ -107,3 +107,15 @@ def test_write_is_atomic(tmp_path) -> None:
     path = ps.write(tmp_path / "a.jsonl")
     assert [p.name for p in tmp_path.iterdir()] == ["a.jsonl"]  # no temporary left behind
     assert path.read_text().count("\n") == 3
+
+
+def test_written_file_has_umask_permissions(tmp_path) -> None:
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        path = PairSet.from_records(base()).write(tmp_path / "perm.csv")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

@@ -1,0 +1,198 @@
+"""``ipcausal build``: make a PairSet (and its JSON manifest) from a dataset source.
+
+Sub-commands: ``ambrqa``, ``essays``, ``farm`` (from the user's source files) and ``demo``
+(our embedded demo sets).  The manifest is written next to the output as
+``<name>.manifest.json`` unless ``--manifest`` says otherwise.  LLM-based steps use
+``--backend`` and cache every response (default ``OUT.cache.sqlite``), so a rebuild with
+the same seed is identical and free.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def _common(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
+    p.add_argument("-o", "--out", required=True, metavar="FILE", help="output PairSet (.jsonl, .csv or .parquet)")
+    p.add_argument("--manifest", metavar="FILE", help="manifest path (default: next to OUT, NAME.manifest.json)")
+    if seed:
+        p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    if llm:
+        g = p.add_argument_group("LLM backend (for generated text)")
+        g.add_argument("--backend", choices=("local", "openai", "vllm"),
+                       help="model used by the LLM generators (default: none, offline steps only)")
+        g.add_argument("--model", metavar="NAME_OR_PATH", help="model name or path (local default: SmolLM2-135M)")
+        g.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint (with --backend openai)")
+        g.add_argument("--cache", metavar="FILE", help="response cache (default: OUT.cache.sqlite)")
+        g.add_argument("--no-cache", action="store_true", help="do not cache LLM responses")
+        g.add_argument("--max-tokens", type=int, metavar="N", help="token limit per LLM generation (default: per step)")
+        g.add_argument("--max-attempts", type=int, default=3, metavar="N", help="tries per LLM rewrite (default 3)")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``build`` and its sub-commands to the ``ipcausal`` parser."""
+    p = subparsers.add_parser("build", help="make paired prompts (a PairSet) from a dataset source",
+                              description="Build a PairSet plus a JSON manifest (sources with SHA-256, counts, "
+                              "skipped items with reasons, settings).")
+    sub = p.add_subparsers(dest="dataset", metavar="DATASET")
+    p.set_defaults(func=lambda args: _no_dataset(p))
+
+    a = sub.add_parser("ambrqa", help="American vs British English question pairs (GlobalOpinionQA + factual)",
+                       description="Opinion half from a GlobalOpinionQA CSV (original format or the 825-row US/UK "
+                       "subset); factual half generated with --backend.")
+    a.add_argument("--global-opinions", metavar="CSV", help="GlobalOpinionQA CSV")
+    a.add_argument("--stylish", metavar="DIR", help="factual half offline from the study's UK-styled rewrites "
+                   "(stylish_question_by_domain/; the paper's 825)")
+    a.add_argument("--stylish-ambiguous", action="store_true",
+                   help="with --stylish: also swap rewrites whose markers are all ambiguous (may change meaning)")
+    a.add_argument("--limit", type=int, metavar="N", help="only the first N opinion questions")
+    a.add_argument("--no-factual", action="store_true", help="with --backend: skip the factual half")
+    a.add_argument("--topics-per-domain", type=int, default=2, metavar="N", help="factual half (default 2)")
+    a.add_argument("--questions-per-topic", type=int, default=2, metavar="N", help="factual half (default 2)")
+    _common(a, llm=True)
+    a.set_defaults(func=_ambrqa)
+
+    e = sub.add_parser("essays", help="SAE vs AAE vs ESL essay-prompt pairs from your SAE prompts",
+                       description="Rewrite each SAE prompt into AAE and ESL English (LLM style transfer, or "
+                       "seeded ESL rules with --esl-rules) and pair all styles.")
+    e.add_argument("--prompts", required=True, metavar="FILE", help="SAE prompts (.jsonl with `prompt`, .csv, .txt)")
+    e.add_argument("--styles", default="aae,esl", metavar="LIST", help="comma-separated: aae, esl (default both)")
+    e.add_argument("--esl-rules", action="store_true", help="make ESL offline with seeded rules (no LLM)")
+    e.add_argument("--n-errors", type=int, default=3, metavar="N", help="ESL errors per prompt (default 3)")
+    e.add_argument("--limit", type=int, metavar="N", help="only the first N prompts")
+    _common(e, llm=True)
+    e.set_defaults(func=_essays)
+
+    f = sub.add_parser("farm", help="true- vs false-belief prompt pairs from the Farm dataset",
+                       description="One pair per item and statement domain (same/foreign); statements from the "
+                       "items when present, else written by --backend.")
+    f.add_argument("--source", required=True, metavar="DIR", help="Farm directory (Boolq/NQ1/NQ2/TruthfulQA .jsonl)")
+    f.add_argument("--domains", default="same,foreign", metavar="LIST", help="statement domains (default same,foreign)")
+    f.add_argument("--limit", type=int, metavar="N", help="only the first N items per file")
+    f.add_argument("--drop-identical", action="store_true", help="skip pairs whose two statements are identical")
+    _common(f, llm=True)
+    f.set_defaults(func=_farm)
+
+    d = sub.add_parser("demo", help="one of our embedded demo sets (culture, education, echo)",
+                       description="Pairs from the small demo sets shipped with ipcausal.")
+    d.add_argument("name", metavar="NAME", help="culture | education | echo")
+    _common(d, llm=True)
+    d.set_defaults(func=_demo)
+
+
+def _no_dataset(p: argparse.ArgumentParser) -> int:
+    from ipcausal.cli import CliError
+
+    raise CliError("choose a dataset: ambrqa, essays, farm or demo (see ipcausal build --help)")
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    from ipcausal.cli import CliError
+
+    kind = getattr(args, "backend", None)
+    if kind is None:
+        if getattr(args, "model", None) or getattr(args, "base_url", None):
+            raise CliError("--model/--base-url need --backend")
+        return None
+    from ipcausal.backends import get_backend
+
+    if args.base_url and kind != "openai":
+        raise CliError("--base-url is only for --backend openai")
+    kwargs: dict[str, Any] = {"model": args.model}
+    if kind == "openai" and args.base_url:
+        kwargs["base_url"] = args.base_url
+    if kind == "vllm" and not args.model:
+        raise CliError("--backend vllm needs --model")
+    backend = get_backend(kind, **kwargs)
+    if args.no_cache:
+        return backend
+    from ipcausal.backends.cache import CachedBackend
+
+    cache = Path(args.cache) if args.cache else Path(args.out).with_name(Path(args.out).name + ".cache.sqlite")
+    return CachedBackend(backend, cache)
+
+
+def _finish(result: Any, args: argparse.Namespace, what: str) -> int:
+    import sys
+
+    out, man = result.write(args.out, args.manifest)
+    m = result.manifest
+    skipped = m.get("n_skipped", 0)
+    extra = f", {skipped} skipped (reasons in {man})" if skipped else ""
+    print(f"ipcausal build {what}: wrote {len(result.pairs)} pairs to {out}{extra}; manifest {man}", file=sys.stderr)
+    return 0
+
+
+def _positive(name: str, v: int | None) -> None:
+    from ipcausal.cli import CliError
+
+    if v is not None and v < 1:
+        raise CliError(f"{name} must be a positive integer, got {v}")
+
+
+def _check_llm_args(args: argparse.Namespace) -> None:
+    _positive("--max-tokens", getattr(args, "max_tokens", None))
+    _positive("--max-attempts", getattr(args, "max_attempts", None))
+
+
+def _ambrqa(args: argparse.Namespace) -> int:
+    _check_llm_args(args)
+    from ipcausal.builders import build_ambrqa
+    from ipcausal.cli import CliError
+
+    _positive("--limit", args.limit)
+    if not args.global_opinions and not args.backend and not args.stylish:
+        raise CliError("give --global-opinions CSV (opinion half) and/or --stylish DIR or --backend (factual half)")
+    if args.global_opinions and not Path(args.global_opinions).is_file():
+        raise CliError(f"{args.global_opinions}: no such file (expected a GlobalOpinionQA CSV)")
+    backend = _backend(args)
+    res = build_ambrqa(args.global_opinions, stylish=args.stylish, stylish_ambiguous=args.stylish_ambiguous,
+                       backend=backend, limit=args.limit,
+                       factual=None if backend is None else (not args.no_factual and not args.stylish),
+                       topics_per_domain=args.topics_per_domain, questions_per_topic=args.questions_per_topic,
+                       rng=args.seed, max_tokens=args.max_tokens or 160, max_attempts=args.max_attempts)
+    return _finish(res, args, "ambrqa")
+
+
+def _essays(args: argparse.Namespace) -> int:
+    _check_llm_args(args)
+    from ipcausal.builders import build_essays
+    from ipcausal.cli import CliError
+
+    _positive("--limit", args.limit)
+    _positive("--n-errors", args.n_errors)
+    if not Path(args.prompts).is_file():
+        raise CliError(f"{args.prompts}: no such file (expected SAE essay prompts as .jsonl, .csv or .txt)")
+    styles = [s.strip() for s in args.styles.split(",") if s.strip()]
+    needs = [s for s in styles if s == "aae" or (s == "esl" and not args.esl_rules)]
+    if needs and not args.backend:
+        raise CliError(f"style(s) {','.join(needs)} need --backend (or --esl-rules for esl, or drop them from --styles)")
+    res = build_essays(args.prompts, styles=styles, backend=_backend(args), esl_rules=args.esl_rules,
+                       n_errors=args.n_errors, limit=args.limit, rng=args.seed, max_tokens=args.max_tokens or 256,
+                       max_attempts=args.max_attempts)
+    return _finish(res, args, "essays")
+
+
+def _farm(args: argparse.Namespace) -> int:
+    _check_llm_args(args)
+    from ipcausal.builders import build_farm
+    from ipcausal.cli import CliError
+
+    _positive("--limit", args.limit)
+    if not Path(args.source).exists():
+        raise CliError(f"{args.source}: no such directory (expected the Farm JSONL files)")
+    domains = tuple(s.strip() for s in args.domains.split(",") if s.strip())
+    res = build_farm(args.source, backend=_backend(args), domains=domains, limit=args.limit, seed=args.seed,
+                     drop_identical=args.drop_identical, max_tokens=args.max_tokens or 120)
+    return _finish(res, args, "farm")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ipcausal.builders import build_demo
+
+    res = build_demo(args.name, args.seed, backend=_backend(args))
+    return _finish(res, args, f"demo {args.name}")

@@ -1,0 +1,370 @@
+"""Culture-marker substitution between British and American English.
+
+The lexicon (``ipcausal/data/markers.csv``, written for this project) lists pairs of
+British (``uk``) and American (``us``) words: spelling variants (colour/color,
+organise/organize, centre/center, travelled/traveled, ...) and everyday vocabulary
+(lorry/truck, biscuit/cookie, car park/parking lot, ...).  Pairs whose substitution could
+change the meaning (tyre/tire: "tire" is also a verb; flat/apartment: "flat" is also an
+adjective) carry ``ambiguous=True`` and are left out of substitution by default.
+
+:func:`swap_markers` rewrites every marker of one variety into the other: whole words
+only, longest match first, case kept, regular inflections (plural, possessive, -ed, -ing,
+-s, -iser, -isation), punctuation-adjacent words.  The mapping of the unambiguous entries
+is one-to-one, so a round trip uk → us → uk restores the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import NamedTuple
+
+import pandas as pd
+
+from ipcausal.scm import InterventionSpec, check_intervention
+
+__all__ = ["MarkerChange", "MarkerSwap", "MARKER_SPEC", "marker_lexicon", "swap_markers", "find_markers", "VARIETIES"]
+
+VARIETIES: tuple[str, ...] = ("uk", "us")
+_POS = ("n", "v", "nv", "x")
+
+MARKER_SPEC = check_intervention(
+    InterventionSpec(
+        name="swap_markers",
+        changes="American/British culture-marker words (spelling and vocabulary), one for one",
+        preserves_semantics_by="one-to-one substitution of synonymous word pairs from a fixed lexicon; "
+        "ambiguous pairs excluded; every change recorded as (start, end, old, new)",
+    )
+)
+
+
+class MarkerChange(NamedTuple):
+    """One substitution: ``text[start:end]`` (original text) was ``old`` and became ``new``."""
+
+    start: int
+    end: int
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class MarkerSwap:
+    """The result of :func:`swap_markers`.
+
+    Attributes
+    ----------
+    text : str
+        The rewritten text.
+    original : str
+        The input text.
+    to : str
+        The target variety (``"uk"`` or ``"us"``).
+    changes : tuple of MarkerChange
+        ``(start, end, old, new)`` per substitution; positions refer to ``original``.
+    """
+
+    text: str
+    original: str
+    to: str
+    changes: tuple[MarkerChange, ...] = field(default_factory=tuple)
+
+    @property
+    def source(self) -> str:
+        """The variety the markers were written in."""
+        return "us" if self.to == "uk" else "uk"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"text": self.text, "original": self.original, "to": self.to,
+                "changes": [list(c) for c in self.changes]}
+
+
+# --------------------------------------------------------------------------- lexicon
+def _bool(v: object) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("true", "1", "yes"):
+        return True
+    if s in ("false", "0", "no", ""):
+        return False
+    raise ValueError(f"`ambiguous` must be true/false, got {v!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon_frame() -> pd.DataFrame:
+    with resources.files("ipcausal").joinpath("data", "markers.csv").open("r", encoding="utf-8") as fh:
+        df = pd.read_csv(fh, dtype=str, keep_default_na=False)
+    need = ["uk", "us", "category", "ambiguous"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"markers.csv lacks column(s) {missing}")
+    if "pos" not in df.columns:
+        df["pos"] = "x"
+    df["ambiguous"] = df["ambiguous"].map(_bool)
+    for c in ("uk", "us", "category", "pos"):
+        df[c] = df[c].str.strip()
+    return df[["uk", "us", "category", "ambiguous", "pos"]]
+
+
+def marker_lexicon(include_ambiguous: bool = True) -> pd.DataFrame:
+    """The American/British culture-marker word list shipped with the package.
+
+    Parameters
+    ----------
+    include_ambiguous : bool, default True
+        Keep the pairs flagged ``ambiguous`` (excluded from substitution by default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``uk``, ``us``, ``category`` (``spelling`` or ``vocabulary``),
+        ``ambiguous`` (bool) and ``pos`` (``n`` noun, ``v`` verb, ``nv`` both, ``x`` not
+        inflected; says which regular inflections :func:`swap_markers` generates).
+
+    Examples
+    --------
+    >>> from ipcausal.interventions import marker_lexicon
+    >>> lex = marker_lexicon()
+    >>> len(lex) >= 400
+    True
+    >>> lex.loc[lex.uk == "colour", "us"].item()
+    'color'
+    """
+    if not isinstance(include_ambiguous, bool):
+        raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
+    df = _lexicon_frame()
+    if not include_ambiguous:
+        df = df[~df["ambiguous"]]
+    return df.reset_index(drop=True).copy()
+
+
+# --------------------------------------------------------------------------- inflection
+_VOWELS = set("aeiou")
+
+
+def _plural(w: str) -> str:
+    if w.endswith("'s") or w.endswith("'"):
+        return ""
+    if len(w) > 1 and w.endswith("y") and w[-2].lower() not in _VOWELS:
+        return w[:-1] + "ies"
+    if w.endswith(("s", "x", "z", "ch", "sh")):
+        return w + "es"
+    return w + "s"
+
+
+def _past(w: str) -> str:
+    if w.endswith("e"):
+        return w + "d"
+    if len(w) > 1 and w.endswith("y") and w[-2].lower() not in _VOWELS:
+        return w[:-1] + "ied"
+    return w + "ed"
+
+
+def _gerund(w: str) -> str:
+    if w.endswith("e") and not w.endswith("ee"):
+        return w[:-1] + "ing"
+    return w + "ing"
+
+
+def _forms(word: str, pos: str) -> list[str]:
+    """Regular inflections of ``word`` (last token of a phrase) for part of speech ``pos``."""
+    head, _, last = word.rpartition(" ")
+    pre = head + " " if head else ""
+    out: list[str] = []
+    if pos in ("n", "nv"):
+        out.append(_plural(last))
+    if pos in ("v", "nv"):
+        izey = last.endswith(("ise", "ize", "yse", "yze"))
+        if not last.endswith(("yse", "yze")):
+            out.append(_plural(last))
+        out += [_past(last), _gerund(last)]
+        if izey:
+            out += [last + "r", last + "rs", last[:-1] + "ation", last[:-1] + "ations"]
+    return [pre + f for f in out if f]
+
+
+def _trie_pattern(words: set[str]) -> str:
+    """A regex matching any of ``words``, factored by common prefixes (fast with many words).
+
+    Longer alternatives are tried first at every branch, so the longest word wins; the word
+    boundary after the group makes the engine backtrack to a shorter word when needed.
+    """
+    trie: dict[str, dict] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        end = "" in node
+        if not alts:
+            return ""
+        # deeper alternatives first; the end-of-word option last (longest match first)
+        body = alts[0] if len(alts) == 1 and not end else "(?:" + "|".join(alts) + ")"
+        if end:
+            body = "(?:" + "|".join(alts) + ")?"
+        return body
+
+    return build(trie)
+
+
+class _Table(NamedTuple):
+    mapping: dict[str, str]          # lowercase source form -> target form (lexicon case)
+    canonical: dict[str, str]        # lowercase source form -> source form in lexicon case
+    protect: frozenset[str]          # lowercase forms left unchanged (target side, ambiguous phrases)
+    pattern: re.Pattern[str]
+
+
+@functools.lru_cache(maxsize=8)
+def _table(to: str, include_ambiguous: bool) -> _Table:
+    src, dst = ("us", "uk") if to == "uk" else ("uk", "us")
+    lex = _lexicon_frame()
+    active = lex if include_ambiguous else lex[~lex["ambiguous"]]
+    base: list[tuple[str, str]] = []
+    generated: list[tuple[str, str]] = []
+    for row in active.itertuples(index=False):
+        s, d = getattr(row, src), getattr(row, dst)
+        if not s or not d or s.lower() == d.lower():
+            continue
+        base.append((s, d))
+        gs, gd = _forms(s, row.pos), _forms(d, row.pos)
+        generated += [(a, b) for a, b in zip(gs, gd) if a.lower() != b.lower()]
+    all_dst = {str(v).lower() for v in lex[dst]}
+    for row in active.itertuples(index=False):
+        all_dst.update(f.lower() for f in _forms(getattr(row, dst), row.pos))
+    mapping: dict[str, str] = {}
+    canonical: dict[str, str] = {}
+    conflict: set[str] = set()
+    for s, d in base:  # base forms first: they win over generated ones
+        k = s.lower()
+        if k in mapping and mapping[k].lower() != d.lower():
+            conflict.add(k)
+        mapping.setdefault(k, d)
+        canonical.setdefault(k, s)
+    base_keys = set(mapping)
+    for s, d in generated:
+        k = s.lower()
+        if k in base_keys or k in all_dst:
+            continue
+        if k in mapping and mapping[k].lower() != d.lower():
+            conflict.add(k)
+            continue
+        mapping.setdefault(k, d)
+        canonical.setdefault(k, s)
+    for k in conflict:  # only possible with ambiguous entries included
+        mapping.pop(k, None)
+    protect = set(all_dst)
+    protect.update(str(v).lower() for v in lex[src])  # ambiguous source phrases stay whole
+    protect -= set(mapping)
+    body = _trie_pattern(set(mapping) | protect)
+    pattern = re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)
+    return _Table(mapping, canonical, frozenset(protect), pattern)
+
+
+def _transfer_case(matched: str, lexicon_form: str, counterpart: str) -> str:
+    if matched == lexicon_form:
+        return counterpart
+    letters = [c for c in matched if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return counterpart.upper()
+    if matched.islower():
+        return counterpart.lower() if lexicon_form != lexicon_form.lower() else counterpart
+    words = matched.split(" ")
+    if len(words) > 1 and all(w[:1].isupper() for w in words if w):
+        return " ".join(w[:1].upper() + w[1:] for w in counterpart.split(" "))
+    if matched[:1].isupper():
+        return counterpart[:1].upper() + counterpart[1:]
+    return counterpart
+
+
+def _validate_to(to: object) -> str:
+    if to not in VARIETIES:
+        raise ValueError(f"`to` must be one of {VARIETIES}, got {to!r}")
+    return str(to)
+
+
+def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) -> MarkerSwap | None:
+    """Rewrite every culture marker of one variety of English into the other.
+
+    Parameters
+    ----------
+    text : str
+        The input text.
+    to : {"uk", "us"}
+        The target variety: ``"uk"`` turns American markers into British ones.
+    include_ambiguous : bool, default False
+        Also substitute the pairs flagged ambiguous (tire/tyre, program/programme, ...).
+
+    Returns
+    -------
+    MarkerSwap or None
+        The rewritten text with its changes, or ``None`` when no marker occurs (the
+        generator does not apply).
+
+    Examples
+    --------
+    >>> from ipcausal.interventions import swap_markers
+    >>> r = swap_markers("What COLOR is the truck's trunk? Gray.", to="uk")
+    >>> r.text
+    "What COLOUR is the lorry's trunk? Grey."
+    >>> r.changes[0]
+    MarkerChange(start=5, end=10, old='COLOR', new='COLOUR')
+    >>> swap_markers("Colorado is entirely landlocked.", to="uk") is None
+    True
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be a str, got {type(text).__name__}")
+    to = _validate_to(to)
+    if not isinstance(include_ambiguous, bool):
+        raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
+    table = _table(to, include_ambiguous)
+    changes: list[MarkerChange] = []
+    parts: list[str] = []
+    last = 0
+    for m in table.pattern.finditer(text):
+        key = m.group(0).lower()
+        target = table.mapping.get(key)
+        if target is None:
+            continue
+        new = _transfer_case(m.group(0), table.canonical[key], target)
+        if new == m.group(0):
+            continue
+        parts.append(text[last:m.start()])
+        parts.append(new)
+        last = m.end()
+        changes.append(MarkerChange(m.start(), m.end(), m.group(0), new))
+    if not changes:
+        return None
+    parts.append(text[last:])
+    return MarkerSwap(text="".join(parts), original=text, to=to, changes=tuple(changes))
+
+
+def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) -> list[str]:
+    """The marker words of ``variety`` that occur in ``text`` (as written, in order).
+
+    Parameters
+    ----------
+    text : str
+        The text to scan.
+    variety : {"uk", "us"}
+        Which variety's markers to look for.
+    include_ambiguous : bool, default False
+        Count ambiguous pairs too.
+
+    Examples
+    --------
+    >>> from ipcausal.interventions import find_markers
+    >>> find_markers("My neighbour's favourite biscuits", "uk")
+    ['neighbour', 'favourite', 'biscuits']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be a str, got {type(text).__name__}")
+    if variety not in VARIETIES:
+        raise ValueError(f"`variety` must be one of {VARIETIES}, got {variety!r}")
+    other = "us" if variety == "uk" else "uk"
+    swap = swap_markers(text, to=other, include_ambiguous=include_ambiguous)
+    return [] if swap is None else [c.old for c in swap.changes]
