@@ -25,14 +25,16 @@ def _as_pvalues(p: Any) -> np.ndarray:
     arr = np.asarray(p)
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"`p` must hold numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    if arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
     if arr.ndim != 1:
         raise ValueError(f"`p` must be 1-D, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError("`p` must not be empty")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("`p` must be finite (no NaN or inf)")
-    if np.any((arr < 0) | (arr > 1)):
+    # one pass for the common case (NaN fails both comparisons); details only on failure
+    if not np.logical_and(arr >= 0.0, arr <= 1.0).all():
+        if not np.isfinite(arr).all():
+            raise ValueError("`p` must be finite (no NaN or inf)")
         raise ValueError("`p` must lie in [0, 1]")
     return arr
 

@@ -8,9 +8,11 @@ Routes to the p-value (``method``):
 
 * ``"exact"`` — all 2ⁿ sign vectors (n ≤ 24), or, for *lattice* data (every |Δ| an integer
   multiple of one unit: ratings, 0/1 correctness, 0/100), the exact null distribution of
-  Σ s_k|Δ_k| by dynamic programming in O(n · Σ|Δ|/unit), at any n.
-* ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.
-* ``"saddlepoint"`` — see :mod:`ipcausal.stats.saddlepoint` when available.
+  Σ s_k|Δ_k| by grouped binomial convolutions (:func:`ipcausal.stats._kernels.lattice_tail`),
+  at any n.
+* ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.  Numba kernels:
+  byte tables for continuous data, popcount for lattice data (``docs/performance.md``).
+* ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`).
 * ``"auto"`` — exact when cheap, else Monte Carlo.
 
 Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for any c > 0.
@@ -19,11 +21,10 @@ Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for a
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
+from scipy import special as _special
 
 from ipcausal.results import PermutationTestResult
 from ipcausal.stats import _kernels as K
@@ -36,7 +37,7 @@ MAX_ENUMERATION_N = 24
 MAX_LATTICE_CELLS = 400_000_000  # n * sum(k): DP work bound for exact lattice p-values
 AUTO_LATTICE_CELLS = 50_000_000  # what "auto" still calls cheap
 AUTO_ENUMERATION_N = 16
-PARALLEL_MIN_WORK = 20_000_000  # n * L below which one thread is faster than waking others
+PARALLEL_MIN_WORK = 50_000_000  # table lookups (8 per 64 signs): below, one thread (waking others costs ms)
 _REL_TOL = 1e-9
 _MAX_DENOMINATOR = 1000
 
@@ -50,13 +51,27 @@ def lattice_units(a: np.ndarray, *, max_denominator: int = _MAX_DENOMINATOR) -> 
     """Integers k with ``a ≈ k · unit`` for one common unit (gcd 1), or ``None``.
 
     ``a`` holds positive magnitudes.  Relative tolerance 1e-9; denominators up to
-    ``max_denominator`` relative to the smallest magnitude are tried.
+    ``max_denominator`` relative to the smallest magnitude are tried (the smallest that works
+    is used).  A few probe values screen all denominators at once, so non-lattice data are
+    rejected in microseconds.
     """
     if a.size == 0:
         return np.zeros(0, dtype=np.int64)
     u = np.unique(a)
-    ratios = u / u[0]
-    for q in range(1, max_denominator + 1):
+    with np.errstate(over="ignore"):
+        ratios = u / u[0]
+    if not np.isfinite(ratios[-1]) or ratios[-1] > 2.0**52:  # no exact integer lattice possible
+        return None
+    rounded = np.rint(ratios)  # fast path: the smallest magnitude is the unit (ratings, 0/1)
+    if np.all(np.abs(ratios - rounded) <= _REL_TOL * ratios):
+        ints = rounded.astype(np.int64)
+        return (ints // int(np.gcd.reduce(ints)))[np.searchsorted(u, a)]
+    qs = np.arange(1, max_denominator + 1, dtype=np.float64)
+    qs = qs[qs * ratios[-1] <= 2.0**52]  # integers must stay exact in float64 and int64
+    probe = ratios[np.unique(np.linspace(0, ratios.size - 1, min(ratios.size, 9)).astype(np.intp))]
+    scaled = np.multiply.outer(qs, probe)
+    fits = np.all(np.abs(scaled - np.rint(scaled)) <= _REL_TOL * np.maximum(scaled, 1.0), axis=1)
+    for q in qs[fits]:
         scaled = ratios * q
         rounded = np.rint(scaled)
         if np.all(np.abs(scaled - rounded) <= _REL_TOL * np.maximum(scaled, 1.0)):
@@ -72,27 +87,63 @@ def _pick(counts: np.ndarray, alternative: str) -> int:
 
 
 def _exact_lattice(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
-    f = K.lattice_null(np.ascontiguousarray(k, dtype=np.int64))
-    total = int(k.sum())
-    t = int(np.dot(signs, k))  # observed T = sum s_k k_k = 2W - M
-    w = np.arange(total + 1, dtype=np.int64)
-    t_star = 2 * w - total
+    """Exact p on a lattice: T = 2W − M, W = Σ of the k's with sign +; W and M − W agree in law."""
+    kk = np.ascontiguousarray(k, dtype=np.int64)
+    total = int(kk.sum())
+    t = int(np.dot(signs.astype(np.int64), kk))  # observed T = Σ s_k k_k, T ≡ M (mod 2)
     if alternative == "two-sided":
-        p = float(f[np.abs(t_star) >= abs(t)].sum())
+        p = 1.0 if t == 0 else min(1.0, 2.0 * K.lattice_tail(kk, (total + abs(t)) // 2))
     elif alternative == "greater":
-        p = float(f[t_star >= t].sum())
+        p = K.lattice_tail(kk, (total + t) // 2)
     else:
-        p = float(f[t_star <= t].sum())
+        p = K.lattice_tail(kk, (total - t) // 2)
     # the observed sign vector alone has probability 2^-n: p cannot be smaller (guards underflow)
     floor = max(math.ldexp(1.0, -int(k.size)), np.finfo(np.float64).tiny)
     return min(1.0, max(p, floor))
 
 
-def _mc_counts(a: np.ndarray, t_obs: float, eps: float, n_resamples: int, seed: int) -> np.ndarray:
-    tab = K.byte_tables(a)
-    if a.size * n_resamples >= PARALLEL_MIN_WORK and (os.cpu_count() or 1) > 1:
-        return K.mc_counts_parallel(tab, t_obs, eps, n_resamples, seed)
-    return K.mc_counts_serial(tab, t_obs, eps, n_resamples, seed)
+def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
+               k: np.ndarray | None = None, threads: int | None = None) -> np.ndarray:
+    """Monte Carlo counts ``[#|T*| >= |t|, #T* >= t, #T* <= t]`` (ties within the tolerance).
+
+    ``a``: positive magnitudes (largest 1), ``signs``: their signs, ``k``: integer lattice
+    units of ``a`` or ``None``.  The magnitudes are sorted first (the stream assigns bit j of
+    word i to the (64 i + j)-th smallest), so the result does not depend on the input order.
+    Lattice data with few distinct values go to the popcount kernel (exact integer
+    comparisons), the rest to the byte-table kernel.  ``threads``: 1 forces the serial
+    path, 2+ the parallel one; ``None`` picks by the amount of work.
+    """
+    order = np.argsort(a, kind="stable")
+    a_s = np.ascontiguousarray(a[order])
+    m = a_s.size
+    n_words = (m + 63) // 64
+    if k is not None and int(k.sum()) < 2**61:
+        k_s = np.ascontiguousarray(k[order], dtype=np.int64)
+        seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
+        if seg_w.size <= 8 * n_words:
+            total = int(k_s.sum())
+            t_int = int(np.dot(signs[order].astype(np.int64), k_s))
+            parallel = _use_threads(seg_w.size * 2 * n_resamples, threads)
+            kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
+            return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
+    t_obs = float(np.dot(signs, a))
+    eps = _REL_TOL * float(a_s.sum())
+    tab, n_words = K.word_tables(a_s)
+    parallel = _use_threads(8 * n_words * n_resamples, threads)
+    kern = K.mc_counts_table_parallel if parallel else K.mc_counts_table
+    return kern(tab, n_words, abs(t_obs) - eps, t_obs - eps, t_obs + eps, n_resamples, seed)
+
+
+def _use_threads(work: int, threads: int | None) -> bool:
+    if threads is not None:
+        return threads > 1
+    return work >= PARALLEL_MIN_WORK and _n_threads() > 1
+
+
+def _n_threads() -> int:
+    import numba
+
+    return int(numba.get_num_threads())
 
 
 def permutation_test(
@@ -146,7 +197,7 @@ def permutation_test(
     mean = float(x.mean())
     sd = float(x.std(ddof=1))
     if sd > 0:
-        half = float(_sps.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+        half = float(_special.stdtrit(n - 1, 0.5 + level / 2)) * sd / math.sqrt(n)  # = t.ppf
         ci = (mean - half, mean + half)
         effect_size = mean / sd
     else:
@@ -205,7 +256,7 @@ def permutation_test(
         p = _pick(counts, alternative) / float(1 << m)
         return PermutationTestResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
 
-    counts = _mc_counts(a, t_obs, eps, n_resamples, seed_from(rng))
+    counts = _mc_counts(a, signs, n_resamples, seed_from(rng), k=lattice_units(a) if k is None else k)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
@@ -219,7 +270,7 @@ def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = No
     scale = float(absd.max())
     if scale == 0.0:
         return 1.0
-    a = np.ascontiguousarray(absd / scale)
-    t_obs = float(np.sum(x / scale))
-    counts = _mc_counts(a, t_obs, _REL_TOL * float(a.sum()), n_resamples, seed_from(rng))
+    nonzero = absd > 0
+    a = np.ascontiguousarray(absd[nonzero] / scale)
+    counts = _mc_counts(a, np.sign(x[nonzero]), n_resamples, seed_from(rng), k=lattice_units(a))
     return int(counts[0]) / n_resamples

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
+from scipy import special as _special
 
 from ipcausal.results import PBResult
 from ipcausal.stats._validate import as_generator, as_sample, open_unit, positive_int
@@ -27,7 +27,7 @@ def mean_ci(d: Any, *, confidence_level: float = 0.95) -> tuple[float, float, fl
     level = open_unit(confidence_level, "confidence_level")
     m = float(x.mean())
     sd = float(x.std(ddof=1))
-    half = float(_sps.t.ppf(0.5 + level / 2, x.size - 1)) * sd / math.sqrt(x.size)
+    half = float(_special.stdtrit(x.size - 1, 0.5 + level / 2)) * sd / math.sqrt(x.size)
     return m, m - half, m + half
 
 

@@ -1,0 +1,312 @@
+"""Benchmarks: ipcausal against scipy, statsmodels and tuned numpy, side by side in one run.
+
+Usage::
+
+    python benchmarks/run.py              # full table, rewrites benchmarks/RESULTS.md
+    python benchmarks/run.py --quick      # fewer repeats, scipy at small L only
+    python benchmarks/run.py --no-write   # print only
+    python benchmarks/run.py --cache      # also run benchmarks/bench_cache.py (LLM cache), if present
+
+Every time is the median of repeated runs with min–max; ratios are of medians measured in this
+same run.  scipy's Monte Carlo permutation test is timed at a smaller L and scaled linearly
+(its cost is linear in L; pass ``--scipy-L 100000`` to time it at full size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import fmt_row, fmt_time, machine, run_python, timeit  # noqa: E402
+
+N, L = 1650, 100_000
+ROWS: list[tuple[str, str, str, str]] = []  # (target, measurement, result, verdict)
+NOTES: list[str] = []
+
+
+def goal(value: float, target: float, text: str, higher: bool = True) -> str:
+    met = value >= target if higher else value <= target
+    return f"{text}: {'met' if met else 'NOT met'}"
+
+
+def row(target: str, what: str, result: str, verdict: str = "") -> None:
+    ROWS.append((target, what, result, verdict))
+    print(f"{target:<4} {what:<62} {result}  {verdict}", flush=True)
+
+
+def bench_mc(args: argparse.Namespace) -> None:
+    from scipy import stats
+
+    from ipcausal import permutation_test
+    from ipcausal.stats import permutation as P
+    from numpy_ref import mc_bytetable, mc_matmul
+
+    rng = np.random.default_rng(0)
+    d = rng.normal(0.05, 1.0, N)
+    reps = args.repeats
+    ours = timeit(lambda: permutation_test(d, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
+    x = d
+    a = np.abs(x) / np.abs(x).max()
+    one = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=1), repeats=reps)
+    two = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=2), repeats=reps)
+    npm = timeit(lambda: mc_matmul(d, L, 1), repeats=max(3, reps // 2))
+    npt = timeit(lambda: mc_bytetable(d, L, 1), repeats=max(3, reps // 2))
+    sL = args.scipy_L
+    sp = timeit(lambda: stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=sL,
+                                               batch=10_000, random_state=1), repeats=args.scipy_repeats, warmup=0)
+    scale = L / sL
+    sp_med = sp["median"] * scale
+    p_ours = ours["value"].pvalue
+    p_sp = sp["value"].pvalue
+    se = np.sqrt(p_ours * (1 - p_ours) / L + p_sp * (1 - p_sp) / sL)
+    row("1", f"MC continuous n={N} L={L:,}: ipcausal.permutation_test (auto threads)", fmt_row(ours))
+    row("1", "  kernel forced 1 thread / 2 threads", f"{fmt_row(one)} / {fmt_row(two)}")
+    row("1", "  tuned numpy: bits→float32 matmul / byte-table gather",
+        f"{fmt_row(npm)} / {fmt_row(npt)}")
+    row("1", f"  scipy.stats.permutation_test batch=10k, L={sL:,}" + (f" (×{scale:g} → L={L:,})" if scale != 1 else ""),
+        f"{fmt_row(sp)} → {fmt_time(sp_med)}")
+    best_np = min(npm["median"], npt["median"])
+    row("1", "  ratio scipy / ipcausal", f"{sp_med / ours['median']:.0f}×", goal(sp_med / ours["median"], 1000, "≥ 1000×"))
+    row("1", "  ratio best tuned numpy / ipcausal", f"{best_np / ours['median']:.1f}×", goal(best_np / ours["median"], 15, "≥ 15×"))
+    row("1", "  p: ipcausal / scipy / abs diff in SE", f"{p_ours:.5f} / {p_sp:.5f} / {abs(p_ours - p_sp) / se:.2f} SE")
+    NOTES.append("MC: the tuned-numpy baselines are `benchmarks/numpy_ref.py` — `mc_matmul` (random bytes → "
+                 "unpacked bits → float32 matrix @ |d|, BLAS) and `mc_bytetable` (our byte-table trick written in "
+                 "numpy: one fancy-indexed gather per batch). The kernel does ~1.4 cycles per table lookup on one "
+                 "thread; the second thread helps only on an idle machine (identical counts either way).")
+    dl = rng.integers(-4, 5, N).astype(float)
+    lik = timeit(lambda: permutation_test(dl, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
+    row("1", f"MC Likert n={N} L={L:,} (popcount kernel)", fmt_row(lik))
+
+
+def bench_exact(args: argparse.Namespace) -> None:
+    from scipy import stats
+
+    from ipcausal import permutation_test
+
+    rng = np.random.default_rng(1)
+    d = rng.integers(-4, 5, N).astype(float)
+    ex = timeit(lambda: permutation_test(d, method="exact"), repeats=max(args.repeats, 15))
+    row("2", f"exact lattice Δ∈[-4,4] n={N}: permutation_test(method='exact')", fmt_row(ex),
+        goal(ex["median"], 5e-3, "≤ 5 ms", higher=False) + "; " + ex["value"].method)
+    d20 = rng.integers(-4, 5, 20).astype(float)
+    d20[d20 == 0] = 1.0
+    ours20 = timeit(lambda: permutation_test(d20, method="exact"), repeats=max(args.repeats, 15))
+    sp20 = timeit(lambda: stats.permutation_test((d20,), np.mean, permutation_type="samples",
+                                                 n_resamples=np.inf), repeats=args.scipy_repeats, warmup=0)
+    row("2", "exact n=20 lattice: ipcausal / scipy (n_resamples=inf)", f"{fmt_row(ours20)} / {fmt_row(sp20)}")
+    row("2", "  ratio scipy / ipcausal at n=20", f"{sp20['median'] / ours20['median']:.0f}×", goal(sp20["median"] / ours20["median"], 1e4, "≥ 10⁴×"))
+    row("2", "  p equal (ipcausal, scipy)", f"{ours20['value'].pvalue:.6g}, {sp20['value'].pvalue:.6g}")
+
+
+_MEM_CHILD = """
+import json, os, threading, time, tracemalloc, numpy as np
+from ipcausal import permutation_test
+page = os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+d = np.random.default_rng(0).normal(0.05, 1, 1650)
+permutation_test(d, method="monte-carlo", n_resamples=300_000, rng=1)  # load kernels, start threads
+base = rss()
+peak = [base]
+stop = threading.Event()
+def sample():
+    while not stop.is_set():
+        peak[0] = max(peak[0], rss())
+        time.sleep(0.0005)
+th = threading.Thread(target=sample, daemon=True)
+th.start()
+tracemalloc.start()
+res = permutation_test(d, method="monte-carlo", n_resamples={L}, rng=1)
+_, tpeak = tracemalloc.get_traced_memory()
+stop.set(); th.join()
+peak[0] = max(peak[0], rss())
+print(json.dumps({{"rss_extra_mb": (peak[0] - base) / 2**20, "tracemalloc_peak_mb": tpeak / 2**20}}))
+"""
+
+
+def bench_memory(args: argparse.Namespace) -> None:
+    sizes = [10**5, 10**6] if args.quick else [10**5, 10**6, 10**7]
+    parts = []
+    worst = 0.0
+    for size in sizes:
+        out = json.loads(run_python(_MEM_CHILD.format(L=size)).strip().splitlines()[-1])
+        worst = max(worst, out["rss_extra_mb"], out["tracemalloc_peak_mb"])
+        parts.append(f"L={size:.0e}: +{out['rss_extra_mb']:.1f} MB RSS (sampled), tracemalloc {out['tracemalloc_peak_mb']:.2f} MB")
+    row("3", "peak extra memory, MC n=1650 (child process, warm)", "; ".join(parts), goal(worst, 100, "< 100 MB", higher=False))
+    NOTES.append("Memory: RSS sampled every 0.5 ms from /proc/self/statm during the call, minus the RSS "
+                 "before it (numba allocations are invisible to tracemalloc, so both are shown).")
+
+
+def bench_corrections(args: argparse.Namespace) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    from ipcausal import adjust_pvalues
+
+    p = np.random.default_rng(2).random(1225) ** 3
+    pairs = [("bonferroni", "bonferroni"), ("holm", "holm"), ("hochberg", "simes-hochberg"), ("bh", "fdr_bh"),
+             ("by", "fdr_by"), ("sidak", "sidak"), ("holm-sidak", "holm-sidak")]
+    for ours_name, sm_name in pairs:
+        a = timeit(lambda: adjust_pvalues(p, ours_name), repeats=200)
+        b = timeit(lambda: multipletests(p, method=sm_name), repeats=20 if sm_name == "holm" else 200)
+        diff = float(np.max(np.abs(a["value"] - b["value"][1])))
+        row("4", f"adjust_pvalues m=1225 {ours_name} vs statsmodels {sm_name}",
+            f"{fmt_time(a['median'])} vs {fmt_time(b['median'])} = {b['median'] / a['median']:.1f}×; max abs diff {diff:.1e}",
+            goal(b["median"] / a["median"], 100, "≥ 100×"))
+    _corrections_note()
+
+
+def _corrections_note() -> None:
+    NOTES.append("Corrections: statsmodels' Holm is a Python-level loop (O(m²) here), the other methods are "
+                 "already vectorized numpy in statsmodels; at m = 1,225 both sides then cost tens of µs, of which "
+                 "input validation and the sort are most, so ≥ 100× is out of reach for a Python-callable "
+                 "function except for Holm. Values agree with statsmodels to ≤ 2.2e-16.")
+
+
+def bench_sign(args: argparse.Namespace) -> None:
+    from ipcausal import sign_tests
+
+    rng = np.random.default_rng(3)
+    lo = rng.integers(0, 40, 100_000)
+    hi = rng.integers(0, 40, 100_000)
+    t = timeit(lambda: sign_tests(lo, hi, alternative="less"), repeats=max(args.repeats, 9))
+    row("5", "100,000 one-sided sign tests from counts (sign_tests)", fmt_row(t), goal(t["median"], 0.05, "≤ 50 ms", higher=False))
+
+
+_SCIPY_SCRIPT = """
+import json, sys, numpy as np
+from scipy import stats
+rows = [json.loads(line) for line in open(sys.argv[1])]
+groups = {}
+for r in rows:
+    key = tuple(sorted((r["background_i"], r["background_j"])))
+    sgn = 1.0 if (r["background_i"], r["background_j"]) == key else -1.0
+    groups.setdefault(key, []).append(sgn * (r["score_j"] - r["score_i"]))
+ps = {}
+for key, d in sorted(groups.items()):
+    res = stats.permutation_test((np.array(d),), np.mean, permutation_type="samples",
+                                 n_resamples=100_000, batch=10_000, random_state=1)
+    ps[key] = min(1.0, res.pvalue * len(groups))
+print(ps)
+"""
+
+
+def _write_pairs(path: Path) -> None:
+    rng = np.random.default_rng(0)
+    with path.open("w") as f:
+        pid = 0
+        for bi, bj in (("SAE", "AAE"), ("SAE", "ESL"), ("AAE", "ESL")):
+            for _ in range(518):
+                si = int(rng.integers(1, 7))
+                sj = int(np.clip(si + rng.integers(-1, 2) + (rng.random() < 0.05), 1, 6))
+                f.write(json.dumps({"pair_id": f"p{pid}", "background_i": bi, "background_j": bj, "x_i": "q",
+                                    "x_j": "q'", "score_i": si, "score_j": sj}) + "\n")
+                pid += 1
+
+
+def _process_time(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    import subprocess
+
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, env=dict(os.environ, **(env or {})))
+    return time.perf_counter() - t0
+
+
+def bench_process(args: argparse.Namespace) -> None:
+    import statistics
+
+    exe = Path(sys.executable).with_name("ipcausal")
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs = Path(tmp) / "pairs.jsonl"
+        _write_pairs(pairs)
+        script = Path(tmp) / "scipy_test.py"
+        script.write_text(_SCIPY_SCRIPT)
+        cold = _process_time([str(exe), "test", str(pairs), "--seed", "1"], env={"NUMBA_CACHE_DIR": str(Path(tmp) / "nc")})
+        warm = [_process_time([str(exe), "test", str(pairs), "--seed", "1"]) for _ in range(3 if args.quick else 5)]
+        n_sp = 1 if args.quick else 2
+        sp = [_process_time([sys.executable, str(script), str(pairs)]) for _ in range(n_sp)]
+    w = statistics.median(warm)
+    s = statistics.median(sp)
+    row("6", "`ipcausal test pairs.jsonl` (3 groups × 518 Likert pairs), warm cache",
+        f"{fmt_time(w)} ({fmt_time(min(warm))}–{fmt_time(max(warm))}, n={len(warm)})")
+    row("6", "  cold first call (empty numba cache: compiles the kernels)", fmt_time(cold))
+    row("6", "  equivalent scipy script (3 × permutation_test L=100k + Bonferroni)",
+        f"{fmt_time(s)} ({fmt_time(min(sp))}–{fmt_time(max(sp))}, n={len(sp)})")
+    NOTES.append("Whole process: most of the warm time is imports (pandas via PairSet, scipy.stats via "
+                 "ipcausal/stats/summary.py's `t.ppf`, numba) and loading numba's cached machine code; "
+                 "`python -X importtime -c 'import ipcausal.api'` shows the split.")
+    row("6", "  ratio scipy script / ipcausal (warm)", f"{s / w:.1f}×", goal(s / w, 5, "≥ 5×"))
+
+
+def bench_saddlepoint(args: argparse.Namespace) -> None:
+    from ipcausal import permutation_test
+
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.1, 1.0, N)
+    t = timeit(lambda: permutation_test(d, method="saddlepoint"), repeats=max(args.repeats, 9))
+    row("7", f"saddlepoint continuous n={N}", fmt_row(t), f"p={t['value'].pvalue:.4g}")
+    dl = rng.integers(-4, 5, N).astype(float)
+    dl[:60] = np.abs(dl[:60])
+    ex = permutation_test(dl, method="exact").pvalue
+    spv = permutation_test(dl, method="saddlepoint").pvalue
+    row("7", f"saddlepoint vs exact, Likert n={N}", f"p={spv:.6g} vs {ex:.6g}, rel. err {abs(spv - ex) / ex:.1e}")
+
+
+def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) -> None:
+    lines = ["# Benchmark results", "", "Written by `python benchmarks/run.py`"
+             + (" --quick" if args.quick else "") + f" on {info.pop('date')}. Do not edit by hand.", ""]
+    lines += [f"- **{k}**: {v}" for k, v in info.items()]
+    lines += ["", "Times: median of repeats (min–max, n = repeats); ratios are of medians from this same run.",
+              "The machine is shared (see the load average): absolute times are noisy, ratios less so.", "",
+              "| target | measurement | result | goal |", "|---|---|---|---|"]
+    for target, what, result, verdict in ROWS:
+        lines.append(f"| {target} | {what.strip()} | {result} | {verdict} |")
+    lines += [""] + NOTES
+    calib = HERE / "CALIBRATION.txt"
+    lines += ["", "## Type-I error calibration (`python benchmarks/calibration.py`)", ""]
+    lines += ["```", calib.read_text().rstrip() if calib.exists() else "(not run yet)", "```", ""]
+    path.write_text("\n".join(lines))
+    print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--scipy-L", type=int, default=10_000, help="L for the scipy MC timing (scaled to 100,000)")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--cache", action="store_true", help="also run benchmarks/bench_cache.py if present")
+    ap.add_argument("--only", default="", help="comma-separated subset: mc,exact,memory,corrections,sign,process,saddlepoint")
+    args = ap.parse_args(argv)
+    args.repeats = args.repeats or (5 if args.quick else 11)
+    args.scipy_repeats = 1 if args.quick else 2
+    info = machine()
+    print("\n".join(f"{k}: {v}" for k, v in info.items()), flush=True)
+    parts = {"mc": bench_mc, "exact": bench_exact, "memory": bench_memory, "corrections": bench_corrections,
+             "sign": bench_sign, "process": bench_process, "saddlepoint": bench_saddlepoint}
+    chosen = [p for p in args.only.split(",") if p] or list(parts)
+    for name in chosen:
+        parts[name](args)
+    if args.cache:
+        cache = HERE / "bench_cache.py"
+        if cache.exists():
+            import runpy
+
+            runpy.run_path(str(cache), run_name="__main__")
+    if not args.no_write and not args.only:
+        write_results(info, HERE / "RESULTS.md", args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

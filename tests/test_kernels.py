@@ -1,0 +1,138 @@
+"""The numba kernels against plain numpy / brute-force references."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from ipcausal.stats import _kernels as K
+from ipcausal.stats.permutation import _mc_counts, lattice_units
+
+
+def _xoshiro_reference(seed: int, chunk: int, count: int) -> list[int]:
+    """xoshiro256** seeded by splitmix64, in pure Python (the documented stream)."""
+    mask = (1 << 64) - 1
+
+    def rotl(x: int, k: int) -> int:
+        return ((x << k) | (x >> (64 - k))) & mask
+
+    st = (seed ^ (chunk * 0x94D049BB133111EB)) & mask
+    s = []
+    for _ in range(4):
+        st = (st + 0x9E3779B97F4A7C15) & mask
+        z = st
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        s.append(z ^ (z >> 31))
+    out = []
+    for _ in range(count):
+        out.append(rotl((s[1] * 5) & mask, 7) * 9 & mask)
+        t = (s[1] << 17) & mask
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+    return out
+
+
+@pytest.mark.parametrize("seed,chunk", [(0, 0), (123, 7), (2**62 + 5, 1000)])
+def test_random_stream_is_the_documented_xoshiro(seed: int, chunk: int) -> None:
+    assert K.random_words(seed, chunk, 50).tolist() == _xoshiro_reference(seed, chunk, 50)
+
+
+def test_random_bits_are_balanced() -> None:
+    words = K.random_words(1, 0, 20_000)
+    bits = np.unpackbits(words.view(np.uint8))
+    # 1,280,000 bits: mean within 5 SE of 1/2; every bit position balanced too
+    assert abs(bits.mean() - 0.5) < 5 * 0.5 / np.sqrt(bits.size)
+    per_pos = bits.reshape(-1, 64).mean(axis=0)
+    assert np.all(np.abs(per_pos - 0.5) < 5 * 0.5 / np.sqrt(20_000))
+
+
+def test_tables_hold_signed_partial_sums() -> None:
+    a = np.random.default_rng(0).random(13)
+    tab, n_words = K.word_tables(a)
+    assert n_words == 1 and tab.size == 8 * 256
+    for b in (0, 1, 37, 255):
+        signs = np.where([(b >> j) & 1 for j in range(8)], 1.0, -1.0)
+        assert tab[256 + b] == pytest.approx(np.dot(signs[:5], a[8:13]))
+        assert tab[b] == pytest.approx(np.dot(signs, a[:8]))
+    assert np.all(tab[2 * 256:] == 0.0)  # padding groups
+    assert np.allclose(K.byte_tables(a).ravel(), tab[: 2 * 256])
+
+
+def _counts_by_numpy(a: np.ndarray, t_obs: float, n_resamples: int, seed: int) -> np.ndarray:
+    """The same stream decoded in numpy: bit j of word i = sign of the (64 i + j)-th element."""
+    a_s = np.sort(a, kind="stable")
+    m = a_s.size
+    n_words = (m + 63) // 64
+    t = []
+    for c in range((n_resamples + K.CHUNK - 1) // K.CHUNK):
+        count = min(K.CHUNK, n_resamples - c * K.CHUNK)
+        words = K.random_words(seed, c, count * n_words).reshape(count, n_words)
+        bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :m]
+        t.append((2.0 * bits - 1.0) @ a_s)
+    t = np.concatenate(t)
+    eps = 1e-9 * a.sum()
+    return np.array([np.sum(np.abs(t) >= abs(t_obs) - eps), np.sum(t >= t_obs - eps), np.sum(t <= t_obs + eps)])
+
+
+@pytest.mark.parametrize("m", [3, 64, 65, 200])
+def test_table_kernel_equals_numpy_decoding_of_the_stream(m: int) -> None:
+    rng = np.random.default_rng(m)
+    x = rng.normal(0.1, 1.0, m)
+    a = np.abs(x) / np.abs(x).max()
+    s = np.sign(x)
+    got = _mc_counts(a, s, 5000, 99, k=None, threads=1)
+    assert got.tolist() == _counts_by_numpy(a, float(s @ a), 5000, 99).tolist()
+
+
+@pytest.mark.parametrize("m", [10, 130, 1000])
+def test_popcount_kernel_equals_table_kernel_on_lattice_data(m: int) -> None:
+    rng = np.random.default_rng(m)
+    x = rng.integers(1, 5, m) * rng.choice([-1.0, 1.0], m)
+    a = np.abs(x) / 4.0
+    k = lattice_units(a)
+    assert k is not None
+    pop = _mc_counts(a, np.sign(x), 9000, 5, k=k, threads=1)
+    tab = _mc_counts(a, np.sign(x), 9000, 5, k=None, threads=1)
+    assert pop.tolist() == tab.tolist()
+
+
+@pytest.mark.parametrize("lattice", [True, False])
+def test_serial_and_parallel_kernels_agree(lattice: bool) -> None:
+    rng = np.random.default_rng(2)
+    x = rng.integers(-4, 5, 700).astype(float) if lattice else rng.normal(size=700)
+    x = x[x != 0]
+    a = np.abs(x) / np.abs(x).max()
+    k = lattice_units(a) if lattice else None
+    one = _mc_counts(a, np.sign(x), 30_000, 11, k=k, threads=1)
+    two = _mc_counts(a, np.sign(x), 30_000, 11, k=k, threads=2)
+    assert one.tolist() == two.tolist()
+
+
+def test_lattice_tail_equals_brute_force_and_dp() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        n = int(rng.integers(1, 13))
+        k = rng.integers(1, 7, n)
+        w = np.array([np.dot(b, k) for b in itertools.product([0, 1], repeat=n)])
+        f = K.lattice_null(k)
+        assert np.allclose(f, np.bincount(w, minlength=k.sum() + 1) / 2.0**n, rtol=1e-12, atol=0)
+        for w0 in range(-1, int(k.sum()) + 2):
+            assert K.lattice_tail(k, w0) == pytest.approx(np.mean(w >= w0), rel=1e-12, abs=0)
+
+
+def test_lattice_tail_matches_dp_at_scale() -> None:
+    rng = np.random.default_rng(8)
+    k = rng.integers(1, 40, 400)
+    f = K.lattice_null(k)
+    total = int(k.sum())
+    for w0 in np.linspace(total // 2, total, 25).astype(int):
+        ref = f[w0:].sum()
+        if ref > 1e-280:
+            assert K.lattice_tail(k, int(w0)) == pytest.approx(ref, rel=1e-11)
