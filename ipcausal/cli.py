@@ -3,12 +3,14 @@
 Each sub-command lives in ``ipcausal/commands/<name>.py`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
 Command modules import nothing heavy at module level, so ``ipcausal --help`` is fast.
+Errors a user can fix print as one line (exit status 2); set ``IPCAUSAL_DEBUG=1`` for the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -62,9 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    from ipcausal.backends.base import BackendError
+
     try:
         return int(args.func(args) or 0)
-    except (CliError, ValueError, TypeError, FileNotFoundError, ImportError) as exc:
+    except (CliError, ValueError, TypeError, FileNotFoundError, ImportError, BackendError) as exc:
+        if os.environ.get("IPCAUSAL_DEBUG"):
+            raise
         print(f"ipcausal {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
