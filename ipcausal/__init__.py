@@ -38,6 +38,8 @@ _LAZY: dict[str, str] = {
     "get_backend": "ipcausal.backends",
     "power": "ipcausal.planning",
     "placebo": "ipcausal.noise_floor",
+    "score_pairs": "ipcausal.scoring",
+    "run_case": "ipcausal.cases",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

@@ -1,0 +1,314 @@
+"""The three case studies end to end: build → run → score → test → report.
+
+=============  ==========================  =====================  ==========================
+case           backgrounds                 outcome (scorer)       test
+=============  ==========================  =====================  ==========================
+``culture``    us, uk                      similarity (embedding)  sign test, M0 = 0.8
+``education``  sae, esl, esl_heavy          essay rating (offline)  permutation, Bonferroni /3
+``echo``       true_belief, false_belief   correctness (mcq)       permutation
+=============  ==========================  =====================  ==========================
+
+:func:`run_case` takes pairs (the embedded demo set by default, or a PairSet file built
+with ``ipcausal build``), runs them through a backend with a response cache in the output
+folder (so a killed run resumes without asking the model again), scores, tests and writes
+``responses.jsonl``, ``pairs.jsonl`` (scored), ``dropped.jsonl`` (if any), ``report.json``,
+``report.md`` and ``report.html``.  :func:`run_demo` does all three on the demo sets with
+the local model and writes one combined HTML report.
+
+The demo's education case has no offline AAE generator (the study used GPT-4; the tiny local
+model cannot rewrite into AAE — its rewrites fail validation or are not AAE), so its second
+style is a heavier learner variety: ``esl`` has 3 rule-based learner errors (the study asks
+for more than two), ``esl_heavy`` 6.  Essays are asked for at about 80 words (not the
+study's 300–350) to keep the demo within minutes on two CPU cores, and the offline rater's
+length target is set to match.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ipcausal.pairs import PairSet
+
+__all__ = ["CASES", "CASE_TITLES", "CaseResult", "demo_pairs", "run_case", "run_demo"]
+
+CASES: tuple[str, ...] = ("culture", "education", "echo")
+CASE_TITLES = {
+    "culture": "Cultural adaptation: American vs British English markers",
+    "education": "Education disparity: essays for SAE vs learner-English prompts",
+    "echo": "Echo chamber: the user states a true vs a false belief",
+}
+DEMO_ESSAY_INSTRUCTION = "Write a short essay of about 80 words in response to the following prompt.\n\n{prompt}"
+DEMO_ESSAY_TARGET = (60, 110)
+_SCORER = {"culture": "embedding", "education": "essay", "echo": "mcq"}
+_MAX_TOKENS = {"culture": 40, "education": 112, "echo": 8}  # demo budgets (two CPU cores)
+_SOURCE_MAX_TOKENS = {"culture": 256, "education": 640, "echo": 16}  # full-size tasks (300-350-word essays)
+_DEMO_LIMIT = {"culture": None, "education": 20, "echo": None}
+_CULTURE_SUFFIX = "\nAnswer in one or two sentences."
+
+
+def _check_case(case: Any) -> str:
+    if case not in CASES:
+        raise ValueError(f"`case` must be one of {', '.join(repr(c) for c in CASES)}, got {case!r}")
+    return str(case)
+
+
+def _essay_pairs(limit: int | None, seed: int) -> PairSet:
+    from ipcausal.builders import load_demo
+    from ipcausal.interventions import esl_errors
+
+    items = load_demo("education")[: limit or None]
+    records = []
+    for k, it in enumerate(items):
+        texts = {"sae": it["prompt"]}
+        light = esl_errors(it["prompt"], rng=seed + 2 * k, n_errors=3)
+        heavy = esl_errors(it["prompt"], rng=seed + 2 * k + 1, n_errors=6)
+        if light is None or heavy is None or len(light.edits) < 3 or len(heavy.edits) <= len(light.edits):
+            continue
+        texts["esl"], texts["esl_heavy"] = light.text, heavy.text
+        edits = {"sae": None, "esl": [list(e) for e in light.edits], "esl_heavy": [list(e) for e in heavy.edits]}
+        for a, b in itertools.combinations(("sae", "esl", "esl_heavy"), 2):
+            records.append({
+                "pair_id": f"{it['id']}:{a}-{b}", "background_i": a, "background_j": b,
+                "x_i": DEMO_ESSAY_INSTRUCTION.format(prompt=texts[a]),
+                "x_j": DEMO_ESSAY_INSTRUCTION.format(prompt=texts[b]),
+                "prompt_id": it["id"], "edits_i": json.dumps(edits[a]), "edits_j": json.dumps(edits[b]),
+                "generator": "esl_errors (rule-based, seeded)",
+            })
+    return PairSet.from_records(records)
+
+
+def demo_pairs(case: str, *, limit: int | None = None, seed: int = 0) -> PairSet:
+    """The demo pairs of one case (embedded demo sets, offline generators).
+
+    Parameters
+    ----------
+    case : {"culture", "education", "echo"}
+    limit : int, optional
+        Items to use (``education``: prompts, 3 pairs each; others: pairs).  Default: the
+        demo's own size (all culture and echo items, 20 essay prompts).
+    seed : int
+        Seed of the rule-based ESL errors.
+
+    Examples
+    --------
+    >>> ps = demo_pairs("echo", limit=5)
+    >>> len(ps), sorted(set(ps["background_i"]) | set(ps["background_j"]))
+    (5, ['false_belief', 'true_belief'])
+    """
+    case = _check_case(case)
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+    lim = limit if limit is not None else _DEMO_LIMIT[case]
+    if case == "education":
+        return _essay_pairs(lim, seed)
+    from ipcausal.builders import demo_pairs as builder_demo
+
+    ps = builder_demo(case, seed)
+    if lim is not None:
+        ps = ps.head(lim)
+    if case == "culture":
+        df = ps.to_frame()
+        open_q = df["answer_type"] != "choice"
+        df.loc[open_q, "x_i"] = df.loc[open_q, "x_i"] + _CULTURE_SUFFIX
+        df.loc[open_q, "x_j"] = df.loc[open_q, "x_j"] + _CULTURE_SUFFIX
+        ps = PairSet.from_frame(df)
+    return ps
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case run: scored pairs, the test report, counts, settings and the files written."""
+
+    case: str
+    title: str
+    pairs: PairSet
+    report: Any
+    counts: dict[str, Any]
+    settings: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+    complete: bool = True
+
+    @property
+    def section(self) -> Any:
+        """This case as a :class:`ipcausal.report.Section`."""
+        from ipcausal.report import Section
+
+        return Section(self.title, self.report, self.pairs, self.counts, self.settings)
+
+
+def run_case(
+    case: str,
+    backend: Any,
+    *,
+    pairs: PairSet | str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    judge_backend: Any = None,
+    limit: int | None = None,
+    config: Any = None,
+    scorer: str | None = None,
+    rater: Any = None,
+    unparseable: str = "exclude",
+    seed: int = 0,
+    progress: bool = True,
+    embedder: Any = None,
+) -> CaseResult:
+    """Build (or read) the pairs of ``case``, run them on ``backend``, score, test and report.
+
+    Parameters
+    ----------
+    case : {"culture", "education", "echo"}
+    backend : Backend
+        The model under test.
+    pairs : PairSet or path, optional
+        Pairs to use (e.g. from ``ipcausal build``); default the embedded demo set.
+    out : path, optional
+        Output folder (created); holds the response cache, so a rerun resumes.
+    judge_backend : Backend, optional
+        Use an LLM judge: culture → judge similarity (1–5), education → rubric rating (1–6).
+    limit : int, optional
+        Use only the first ``limit`` items.
+    config : GenerationConfig, optional
+        Generation settings (default: greedy, seed ``seed``; max_tokens 40/112/8 for the demo
+        sets of culture/education/echo, 256/640/16 for given pairs).
+    scorer : str, optional
+        Override the case's scorer (see :data:`ipcausal.scoring.SCORERS`).
+    rater : callable, optional
+        Essay rater ``str -> float`` for education.
+    unparseable : {"exclude", "zero"}
+        Policy for unscoreable answers.
+    seed : int
+        Seed for pair generation and the tests' randomness.
+    progress : bool
+        Progress bars on stderr.
+
+    Returns
+    -------
+    CaseResult
+    """
+    from ipcausal.api import test
+    from ipcausal.backends.base import Backend, GenerationConfig
+    from ipcausal.report import write_report
+    from ipcausal.runner import run, summarize
+    from ipcausal.scoring import OfflineEssayRater, score_pairs
+
+    case = _check_case(case)
+    if not isinstance(backend, Backend):
+        raise TypeError("`backend` must implement ipcausal.backends.Backend")
+    if judge_backend is not None and not isinstance(judge_backend, Backend):
+        raise TypeError("`judge_backend` must implement ipcausal.backends.Backend or be None")
+    if isinstance(pairs, (str, os.PathLike)):
+        pairs = PairSet.read(pairs)
+    if pairs is None:
+        ps = demo_pairs(case, limit=limit, seed=seed)
+        source = "embedded demo set"
+    elif isinstance(pairs, PairSet):
+        ps = pairs.head(limit) if limit is not None else pairs
+        source = "given pairs"
+    else:
+        raise TypeError("`pairs` must be a PairSet, a file path or None")
+    if config is None:
+        budget = (_MAX_TOKENS if source == "embedded demo set" else _SOURCE_MAX_TOKENS)[case]
+        config = GenerationConfig(max_tokens=budget, temperature=0.0, seed=seed)
+    if not isinstance(config, GenerationConfig):
+        raise TypeError("`config` must be a GenerationConfig")
+    outdir = Path(out) if out is not None else None
+    if outdir is not None:
+        outdir.mkdir(parents=True, exist_ok=True)
+    cache = str(outdir / "cache.sqlite") if outdir is not None else None
+
+    t0 = time.perf_counter()
+    answered = run(ps, backend, cache=cache, config=config, progress=progress)
+    summary = summarize(answered)
+    t_run = time.perf_counter() - t0
+
+    name = scorer or ("judge" if case == "culture" and judge_backend is not None else _SCORER[case])
+    kw: dict[str, Any] = {"unparseable": unparseable}
+    if name == "judge":
+        if judge_backend is None:
+            raise ValueError("scorer 'judge' needs `judge_backend`")
+        kw["backend"] = judge_backend
+    elif name == "essay":
+        if rater is not None:
+            kw["rater"] = rater
+        elif judge_backend is not None:
+            kw["backend"] = judge_backend
+        elif pairs is None:
+            kw["rater"] = OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)
+    elif name == "embedding" and embedder is not None:
+        kw["embedder"] = embedder
+    scored = score_pairs(answered, name, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = test(scored.pairs, rng=seed)
+    counts = {
+        "pairs": len(ps),
+        "requested": summary.requested,
+        "completed": summary.completed,
+        "from cache": summary.from_cache,
+        "failed": summary.failed,
+        "unparseable": scored.counts["unparseable"],
+        "excluded": len(ps) - scored.counts["scored"],
+        "scored": scored.counts["scored"],
+    }
+    settings = {
+        "model": str(getattr(backend, "model", "?")),
+        "backend": str(getattr(backend, "kind", "?")),
+        "generation": config.to_dict(),
+        "pairs from": source,
+        "scorer": scored.scorer,
+        "unparseable policy": unparseable,
+        "seed": seed,
+        "run seconds": round(t_run, 1),
+    }
+    if case == "education" and pairs is None:
+        settings["styles"] = "sae = the prompt as written; esl = 3 rule-based learner errors; esl_heavy = 6"
+    result = CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings,
+                        complete=summary.failed == 0)
+    files: dict[str, str] = {}
+    if outdir is not None:
+        files["responses"] = str(answered.write(outdir / "responses.jsonl"))
+        files["pairs"] = str(scored.pairs.write(outdir / "pairs.jsonl"))
+        if len(scored.dropped):
+            p = outdir / "dropped.jsonl"
+            scored.dropped.to_json(p, orient="records", lines=True, force_ascii=False)
+            files["dropped"] = str(p)
+        for suffix in ("json", "md", "html"):
+            files[f"report.{suffix}"] = str(write_report(result.section, outdir / f"report.{suffix}",
+                                                         title=f"ipcausal — {case}"))
+        (outdir / "meta.json").write_text(json.dumps({"case": case, "title": CASE_TITLES[case], "counts": counts,
+                                                      "settings": settings}, indent=2, default=str))
+    return CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings, files, result.complete)
+
+
+def run_demo(
+    out: str | os.PathLike[str] = "demo-out",
+    *,
+    backend: Any = None,
+    limit: int | None = None,
+    progress: bool = True,
+    seed: int = 0,
+) -> tuple[list[CaseResult], Path]:
+    """All three cases on the embedded demo sets with the local model; returns results and the combined HTML.
+
+    Examples
+    --------
+    >>> results, html = run_demo("demo-out")  # doctest: +SKIP
+    """
+    from ipcausal.report import write_report
+
+    if backend is None:
+        from ipcausal.backends import get_backend
+
+        backend = get_backend("local")
+    root = Path(out)
+    results = [run_case(c, backend, out=root / c, limit=limit, progress=progress, seed=seed) for c in CASES]
+    html = write_report([r.section for r in results], root / "report.html", title="ipcausal demo — three case studies")
+    write_report([r.section for r in results], root / "report.md", title="ipcausal demo — three case studies")
+    return results, html

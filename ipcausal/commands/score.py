@@ -1,0 +1,73 @@
+"""``ipcausal score PAIRS --scorer NAME -o FILE``: add outcomes (similarity or scores) to answered pairs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "score the responses of answered pairs (similarity or per-response scores)"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("score", help=HELP, description=HELP + ". Unscoreable pairs go to FILE's .dropped.jsonl "
+                       "sibling and are counted; a .meta.json sibling holds the counts.")
+    p.add_argument("pairs", help="answered pairs (.jsonl, .csv or .parquet; from `ipcausal run`)")
+    p.add_argument("--scorer", required=True, choices=["choice", "scale", "embedding", "judge", "essay", "mcq"])
+    p.add_argument("-o", "--output", required=True, help="scored pairs file")
+    p.add_argument("--backend", choices=["local", "openai", "vllm"], help="judge backend (judge; essay without --rater)")
+    p.add_argument("--model", help="judge model name or path")
+    p.add_argument("--base-url", help="judge server URL (openai backend)")
+    p.add_argument("--scale-points", type=int, help="points k of the scale (scale scorer)")
+    p.add_argument("--essay-rater", choices=["offline", "judge"], default=None,
+                   help="essay scorer: the offline surface-feature rater (default without --backend) or the judge")
+    p.add_argument("--unparseable", choices=["exclude", "zero"], default="exclude",
+                   help="unscoreable answers: drop the pair (default) or score 0")
+    p.add_argument("--retries", type=int, default=2, help="judge retries for replies without a rating")
+    p.set_defaults(func=main)
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    from ipcausal.backends import get_backend
+
+    kw: dict[str, Any] = {}
+    if args.model:
+        kw["model"] = args.model
+    if args.base_url:
+        kw["base_url"] = args.base_url
+    return get_backend(args.backend, **kw)
+
+
+def main(args: argparse.Namespace) -> int:
+    from ipcausal.cli import CliError
+    from ipcausal.pairs import PairSet
+    from ipcausal.scoring import OfflineEssayRater, score_pairs
+
+    ps = PairSet.read(args.pairs)
+    kw: dict[str, Any] = {"unparseable": args.unparseable, "retries": args.retries}
+    if args.scorer == "judge":
+        if not args.backend:
+            raise CliError("--scorer judge needs --backend (the LLM judge)")
+        kw["backend"] = _judge(args)
+    elif args.scorer == "essay":
+        if args.essay_rater == "judge" or (args.essay_rater is None and args.backend):
+            if not args.backend:
+                raise CliError("--essay-rater judge needs --backend")
+            kw["backend"] = _judge(args)
+        else:
+            kw["rater"] = OfflineEssayRater()
+    elif args.scorer == "scale":
+        kw["k"] = args.scale_points
+    res = score_pairs(ps, args.scorer, **kw)
+    out = res.pairs.write(args.output)
+    base = Path(args.output)
+    stem = base.with_suffix("")
+    if len(res.dropped):
+        res.dropped.to_json(f"{stem}.dropped.jsonl", orient="records", lines=True, force_ascii=False)
+    Path(f"{stem}.meta.json").write_text(json.dumps({"scorer": res.scorer, "counts": res.counts}, indent=2))
+    c = res.counts
+    print(f"scored {c['scored']} of {c['requested']} pairs with {res.scorer}: {c['unparseable']} unparseable, "
+          f"{c['missing']} missing, {c['failed']} judge failures, {c['zeroed']} scored 0 -> {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,117 @@
+"""The case pipeline end to end with the real local model (SmolLM2-135M via llama.cpp), kept small."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+from ipcausal.cases import CASES, demo_pairs, run_case
+from ipcausal.cli import main
+
+pytest.importorskip("llama_cpp")
+
+
+@pytest.fixture(scope="module")
+def local():
+    from ipcausal.backends import get_backend
+
+    b = get_backend("local")
+    yield b
+    b.close()
+
+
+def test_demo_pairs_shapes():
+    assert len(demo_pairs("culture")) == 65 and len(demo_pairs("echo")) == 42
+    edu = demo_pairs("education")
+    assert set(edu["background_i"]) | set(edu["background_j"]) == {"sae", "esl", "esl_heavy"}
+    assert len(edu) % 3 == 0 and len(edu) >= 30
+    assert demo_pairs("education", seed=0) == demo_pairs("education", seed=0)
+    with pytest.raises(ValueError, match="`case` must be one of"):
+        demo_pairs("essays")
+    with pytest.raises(ValueError, match="`limit` must be a positive integer"):
+        demo_pairs("echo", limit=0)
+
+
+def test_cli_case_echo_end_to_end_and_resume(tmp_path, capsys):
+    out = tmp_path / "echo"
+    args = ["case", "echo", "--backend", "local", "--limit", "3", "--max-tokens", "8", "--unparseable", "zero", "--out", str(out),
+            "--no-progress"]
+    assert main(args) in (0, 3)
+    first = capsys.readouterr().out
+    assert "implicit personalization detected" in first and "report:" in first
+    for name in ("responses.jsonl", "pairs.jsonl", "report.json", "report.md", "report.html", "meta.json"):
+        assert (out / name).is_file(), name
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["counts"]["requested"] == 6 and meta["counts"]["pairs"] == 3
+    assert meta["counts"]["scored"] == 3 and meta["settings"]["unparseable policy"] == "zero"
+    report = json.loads((out / "report.json").read_text())
+    assert report["report"]["outcome"] == "interval"
+    HTMLParser().feed((out / "report.html").read_text())
+    # resume: the second run asks the model nothing
+    assert main(args) in (0, 3)
+    meta2 = json.loads((out / "meta.json").read_text())
+    assert meta2["counts"]["from cache"] == 6
+
+
+def test_run_case_culture_small(local, tmp_path):
+    from ipcausal.backends.base import GenerationConfig
+
+    res = run_case("culture", local, limit=2, out=tmp_path, config=GenerationConfig(max_tokens=8), progress=False)
+    assert res.report.outcome == "similarity" and res.counts["requested"] == 4
+    assert res.pairs["similarity"].between(0, 1).all()
+    assert "embedding" in res.settings["scorer"]
+    assert res.section.title.startswith("Cultural adaptation")
+
+
+def test_run_case_validation(local):
+    with pytest.raises(ValueError, match="`case` must be one of"):
+        run_case("farm", local)
+    with pytest.raises(TypeError, match="`backend` must implement"):
+        run_case("echo", object())
+    assert CASES == ("culture", "education", "echo")
+
+
+class RuleModel:
+    """A small deterministic model behind the real BackendBase machinery (fast, for the judge paths)."""
+
+    @staticmethod
+    def make():
+        from ipcausal.backends.base import BackendBase, Choice, Response
+
+        class _M(BackendBase):
+            kind, model = "rules", "rule-model"
+
+            def _outcomes(self, requests, on_result, concurrency):
+                outs = []
+                for i, req in enumerate(requests):
+                    text = req.messages[-1]["content"]
+                    if "Rating" in text:
+                        reply = "Rating: 4" if "Essay:" not in text else f"Rating: {2 + len(text) % 4}"
+                    elif "Question:" in text:
+                        reply = "Option 2" if "false" not in text.lower() else "1"
+                    elif "essay" in text.lower():
+                        reply = ("I agree because it helps. However, it costs money. " * (1 + len(text) % 3)).strip()
+                    else:
+                        reply = "Take the underground." if "colour" in text or "flat" in text else "Use the subway."
+                    out = Response((Choice(reply),), self.model)
+                    on_result(i, out)
+                    outs.append(out)
+                return outs
+
+        return _M()
+
+
+def test_run_case_with_judges_all_cases(tmp_path):
+    model, judge = RuleModel.make(), RuleModel.make()
+    edu = run_case("education", model, judge_backend=judge, limit=4, out=tmp_path / "edu", progress=False)
+    assert "rubric" in edu.settings["scorer"] and edu.report.outcome == "interval"
+    assert {g.group for g in edu.report.groups} == {"sae vs esl", "sae vs esl_heavy", "esl vs esl_heavy"}
+    cul = run_case("culture", model, judge_backend=judge, limit=6, progress=False)
+    assert cul.pairs["similarity"].tolist() == [0.75] * len(cul.pairs)
+    echo = run_case("echo", model, limit=10, progress=False, rater=None)
+    assert echo.counts["unparseable"] == 0 and echo.counts["scored"] == 10
+    assert (tmp_path / "edu" / "report.html").is_file() and "dropped" not in edu.files
+    assert main(["report", str(tmp_path / "edu"), "-o", str(tmp_path / "r.md")]) == 0
+    assert "esl_heavy" in (tmp_path / "r.md").read_text()
