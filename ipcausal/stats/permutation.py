@@ -205,8 +205,9 @@ def permutation_test(
         effect_size = 0.0 if mean == 0 else math.copysign(math.inf, mean)
 
     absd = np.abs(x)
-    nonzero = absd > 0
     scale = float(absd.max())
+    # magnitudes that vanish relative to the largest one (subnormal underflow) count as zeros
+    nonzero = (absd / scale > 0) if scale > 0 else np.zeros(n, dtype=bool)
     common = dict(
         statistic=mean,
         alternative=alternative,
@@ -270,7 +271,8 @@ def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = No
     scale = float(absd.max())
     if scale == 0.0:
         return 1.0
-    nonzero = absd > 0
-    a = np.ascontiguousarray(absd[nonzero] / scale)
+    a_all = absd / scale
+    nonzero = a_all > 0
+    a = np.ascontiguousarray(a_all[nonzero])
     counts = _mc_counts(a, np.sign(x[nonzero]), n_resamples, seed_from(rng), k=lattice_units(a))
     return int(counts[0]) / n_resamples
