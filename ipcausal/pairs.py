@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal._jsonl import iter_objects
+
 __all__ = ["PairSet", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS"]
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("pair_id", "background_i", "background_j", "x_i", "x_j")
@@ -174,18 +176,10 @@ class PairSet:
         if not p.is_file():
             raise ValueError(f"`path`: no such file: {p}")
         if fmt == "jsonl":
-            rows = []
-            with p.open(encoding="utf-8") as fh:
-                for lineno, line in enumerate(fh, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"`path`: {p}:{lineno} is not valid JSON ({exc.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ValueError(f"`path`: {p}:{lineno} must be a JSON object")
-                    rows.append(row)
+            try:
+                rows = [row for _, row in iter_objects(p, "one JSON object per pair")]
+            except ValueError as exc:
+                raise ValueError(f"`path`: {exc}") from None
             return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
         if fmt == "csv":
             numeric_na = {c: [""] for c in (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT)}

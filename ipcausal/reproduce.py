@@ -19,7 +19,6 @@ correction) — and returns one table.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal._jsonl import iter_objects
 from ipcausal.pairs import PairSet
 
 __all__ = ["Reproduction", "reproduce", "load_case1", "load_case2", "load_case3", "CASES"]
@@ -60,10 +60,8 @@ def load_case1(released: str | os.PathLike[str]) -> PairSet:
     rows = []
     for f in files:
         model = f.stem.removeprefix("records_answers_")
-        for k, line in enumerate(f.read_text(encoding="utf-8").splitlines()):
-            if not line.strip():
-                continue
-            rec = json.loads(line)
+        for lineno, rec in iter_objects(f, "one JSON record per line (the released case 1 format)"):
+            k = lineno - 1
             r = rec.get("score")
             if isinstance(r, bool) or not isinstance(r, (int, float)) or r not in (1, 2, 3, 4, 5):
                 continue

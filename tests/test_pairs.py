@@ -92,7 +92,7 @@ def test_type_errors_and_files(tmp_path) -> None:
         PairSet.read(tmp_path / "missing.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"pair_id": 1}\n{oops\n')
-    with pytest.raises(ValueError, match=r"bad.jsonl:2 is not valid JSON"):
+    with pytest.raises(ValueError, match=r"bad.jsonl:2: not valid JSON"):
         PairSet.read(bad)
     with pytest.raises(ValueError, match="`n` must be a non-negative integer"):
         PairSet.from_records(base()).head(-1)

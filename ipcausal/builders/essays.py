@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal._jsonl import iter_objects
 from ipcausal.builders.manifest import BuildResult, Manifest
 from ipcausal.pairs import PairSet
 
@@ -48,19 +49,7 @@ def read_prompts(path: str | os.PathLike[str]) -> list[dict[str, str]]:
     suffix = p.suffix.lower()
     rows: list[dict[str, Any]]
     if suffix in (".jsonl", ".ndjson"):
-        rows = []
-        with p.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{p}:{lineno}: not valid JSON ({exc.msg}); expected one object per line "
-                                     f"with a `prompt` field") from None
-                if not isinstance(obj, dict):
-                    raise ValueError(f"{p}:{lineno}: expected a JSON object with a `prompt` field")
-                rows.append(obj)
+        rows = [obj for _, obj in iter_objects(p, "a JSON object with a `prompt` field on each line")]
     elif suffix == ".csv":
         with p.open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ipcausal._jsonl import iter_objects
 from ipcausal.builders.manifest import BuildResult, Manifest
 from ipcausal.pairs import PairSet
 
@@ -79,32 +80,25 @@ def read_farm(source: str | os.PathLike[str], manifest: Manifest | None = None) 
     for f in _farm_files(src):
         subset = f.stem
         man.add_source(f, role="farm", subset=subset)
-        with f.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{f}:{lineno}: not valid JSON ({exc.msg}); expected one Farm item per line") from None
-                if not isinstance(item, dict) or not isinstance(item.get("question"), str):
-                    raise ValueError(f"{f}:{lineno}: expected a JSON object with a `question` field (Farm format)")
-                iid = f"{subset}:{lineno - 1}"
-                opts = _options_of(item, subset)
-                if opts is None:
-                    man.skip("no usable options (adv.mcq without a correct option, or no yes/no answer)", iid)
-                    continue
-                adv = item.get("adv") or {}
-                statements = {}
-                for d in STATEMENT_DOMAINS:
-                    t, w = adv.get(f"right_statement_{d}_domain"), adv.get(f"wrong_statement_{d}_domain")
-                    if isinstance(t, str) and isinstance(w, str) and t.strip() and w.strip():
-                        statements[d] = (t.strip(), w.strip())
-                options, correct, kind = opts
-                items.append({"item_id": iid, "subset": subset, "question": item["question"].strip(),
-                              "options": options, "correct_options": correct, "answer_type": kind,
-                              "target": adv.get("target"), "control": adv.get("control"),
-                              "statements": statements})
+        for lineno, item in iter_objects(f, "a JSON object with a `question` field (Farm format)"):
+            if not isinstance(item.get("question"), str):
+                raise ValueError(f"{f}:{lineno}: expected a JSON object with a `question` field (Farm format)")
+            iid = f"{subset}:{lineno - 1}"
+            opts = _options_of(item, subset)
+            if opts is None:
+                man.skip("no usable options (adv.mcq without a correct option, or no yes/no answer)", iid)
+                continue
+            adv = item.get("adv") or {}
+            statements = {}
+            for d in STATEMENT_DOMAINS:
+                t, w = adv.get(f"right_statement_{d}_domain"), adv.get(f"wrong_statement_{d}_domain")
+                if isinstance(t, str) and isinstance(w, str) and t.strip() and w.strip():
+                    statements[d] = (t.strip(), w.strip())
+            options, correct, kind = opts
+            items.append({"item_id": iid, "subset": subset, "question": item["question"].strip(),
+                          "options": options, "correct_options": correct, "answer_type": kind,
+                          "target": adv.get("target"), "control": adv.get("control"),
+                          "statements": statements})
     if not items:
         raise ValueError(f"{src}: no usable Farm item (expected `question`, and `adv.mcq` or a boolean `answer`)")
     return items
