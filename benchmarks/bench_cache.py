@@ -15,7 +15,8 @@ What it does
 5. Prints both durations and their ratio (the target is ≥ 100×), and checks that the re-run
    asked the server for nothing and returned identical responses.
 
-Run it with ``python benchmarks/bench_cache.py`` (``--pairs 500`` for a quick look).
+Run it with ``python benchmarks/bench_cache.py`` (``--pairs 500`` for a quick look).  The
+result goes to ``benchmarks/CACHE.txt``, which ``benchmarks/run.py`` copies into RESULTS.md.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=1, help="tokens per response in the first run (default 1)")
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/CACHE.txt")
     args = parser.parse_args(argv)
 
     from ipcausal import PairSet, get_backend, run
@@ -96,12 +98,19 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(timeout=30)
     n_req = 2 * args.pairs
     same = first["y_i"].tolist() == again["y_i"].tolist() and first["y_j"].tolist() == again["y_j"].tolist()
-    print(f"pairs: {args.pairs} ({n_req} requests, max_tokens={args.max_tokens}, concurrency={args.concurrency}, "
-          f"cpus={os.cpu_count()})")
-    print(f"first run (llama_cpp.server): {t_first:9.2f} s  ({n_req / t_first:8.1f} requests/s)")
-    print(f"cache-hit re-run:             {t_again:9.2f} s  ({n_req / t_again:8.1f} requests/s)")
-    print(f"ratio first / re-run:         {t_first / t_again:9.1f}x  (target >= 100x)")
-    print(f"re-run sent to the server: {resent} requests; identical responses: {same}")
+    lines = [
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: python benchmarks/bench_cache.py --pairs {args.pairs}",
+        f"pairs: {args.pairs} ({n_req} requests, max_tokens={args.max_tokens}, concurrency={args.concurrency}, "
+        f"cpus={os.cpu_count()}, load average {' '.join(f'{v:.2f}' for v in os.getloadavg())})",
+        f"first run (llama_cpp.server): {t_first:9.2f} s  ({n_req / t_first:8.1f} requests/s)",
+        f"cache-hit re-run:             {t_again:9.2f} s  ({n_req / t_again:8.1f} requests/s)",
+        f"ratio first / re-run:         {t_first / t_again:9.1f}x  (target >= 100x)",
+        f"re-run sent to the server: {resent} requests; identical responses: {same}",
+    ]
+    print("\n".join(lines))
+    if not args.no_write:
+        # benchmarks/run.py copies this file into RESULTS.md
+        (Path(__file__).resolve().parent / "CACHE.txt").write_text("\n".join(lines) + "\n")
     return 0 if (resent == 0 and same) else 1
 
 

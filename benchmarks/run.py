@@ -275,6 +275,9 @@ def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) ->
     calib = HERE / "CALIBRATION.txt"
     lines += ["", "## Type-I error calibration (`python benchmarks/calibration.py`)", ""]
     lines += ["```", calib.read_text().rstrip() if calib.exists() else "(not run yet)", "```", ""]
+    cache = HERE / "CACHE.txt"
+    lines += ["## LLM response cache: cache-hit re-run vs first run (`python benchmarks/bench_cache.py`)", ""]
+    lines += ["```", cache.read_text().rstrip() if cache.exists() else "(not run yet)", "```", ""]
     path.write_text("\n".join(lines))
     print(f"wrote {path}")
 
