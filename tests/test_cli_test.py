@@ -45,3 +45,12 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     bad = run("test", str(make(tmp_path)), "--alpha", "2")
     assert bad.returncode == 2 and "`alpha` must lie in (0, 1)" in bad.stderr
     assert run("--version").stdout.startswith("ipcausal ")
+
+
+def test_debug_variable_shows_the_traceback(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "IPCAUSAL_DEBUG": "1"}
+    out = subprocess.run([str(EXE), "test", str(make(tmp_path)), "--alpha", "2"], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode != 0 and "Traceback" in out.stderr and "`alpha` must lie in (0, 1)" in out.stderr
