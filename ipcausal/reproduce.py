@@ -227,8 +227,9 @@ def reproduce(
 
     Examples
     --------
-    >>> rep = reproduce("../shared/data/jiarui-liu-IP", cases=("education",))  # doctest: +SKIP
-    >>> rep.verdicts()  # doctest: +SKIP
+    >>> rep = reproduce("../shared/data/jiarui-liu-IP", cases=("education",))
+    >>> rep.verdicts().set_index("model").loc["llama2_7b", ["ip", "ip_paper"]].tolist()
+    [False, True]
     """
     root = _dir(released)
     if isinstance(cases, str) or not cases or any(c not in CASES for c in cases):

@@ -255,9 +255,10 @@ def run(
     >>> import ipcausal
     >>> ps = ipcausal.PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK",
     ...     "x_i": "What color is the sky?", "x_j": "What colour is the sky?"}])
-    >>> out = ipcausal.run(ps, ipcausal.get_backend("local"), progress=False,  # doctest: +SKIP
+    >>> from ipcausal.runner import summarize
+    >>> out = ipcausal.run(ps, ipcausal.get_backend("local"), progress=False,
     ...                    config=ipcausal.backends.GenerationConfig(max_tokens=16))
-    >>> ipcausal.runner.summarize(out).completed  # doctest: +SKIP
+    >>> summarize(out).completed
     2
     """
     from ipcausal.backends.cache import CachedBackend, ResponseCache, cache_key

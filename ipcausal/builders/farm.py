@@ -192,8 +192,8 @@ def build_farm(
     Examples
     --------
     >>> from ipcausal.builders import build_farm
-    >>> res = build_farm("case3_farm_with_statements")   # doctest: +SKIP
-    >>> len(res.pairs)                                    # doctest: +SKIP
+    >>> res = build_farm("../shared/data/sirnyls-AutoPersonalizationBench/case3_farm_with_statements")
+    >>> len(res.pairs)
     3704
     """
     from ipcausal.interventions import belief_prompt
