@@ -54,3 +54,17 @@ def test_debug_variable_shows_the_traceback(tmp_path: Path) -> None:
     out = subprocess.run([str(EXE), "test", str(make(tmp_path)), "--alpha", "2"], capture_output=True, text=True,
                          timeout=300, env=env)
     assert out.returncode != 0 and "Traceback" in out.stderr and "`alpha` must lie in (0, 1)" in out.stderr
+
+
+def test_cli_choices_are_the_library_names() -> None:
+    """The parser lists the names literally (no numpy at `--help`); they must stay the library's."""
+    from ipcausal.api import OUTCOMES
+    from ipcausal.cli import build_parser
+    from ipcausal.stats.multitest import CORRECTIONS
+    from ipcausal.stats.permutation import METHODS
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["test"]
+    opts = {a.dest: a.choices for a in sub._actions}
+    assert tuple(opts["correction"]) == CORRECTIONS
+    assert tuple(opts["method"]) == METHODS
+    assert tuple(opts["outcome"]) == OUTCOMES

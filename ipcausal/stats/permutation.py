@@ -229,7 +229,7 @@ def permutation_test(
     eps = _REL_TOL * float(a.sum())
     m = a.size
 
-    k = lattice_units(a) if method in ("auto", "exact", "saddlepoint") else None
+    k = lattice_units(a)  # every route uses it: routing, the DP, the saddlepoint, the exact-integer MC kernel
     lattice_ok = k is not None and m * int(k.sum()) <= MAX_LATTICE_CELLS
 
     if method == "saddlepoint":
@@ -257,7 +257,7 @@ def permutation_test(
         p = _pick(counts, alternative) / float(1 << m)
         return PermutationTestResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
 
-    counts = _mc_counts(a, signs, n_resamples, seed_from(rng), k=lattice_units(a) if k is None else k)
+    counts = _mc_counts(a, signs, n_resamples, seed_from(rng), k=k)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
