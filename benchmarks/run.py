@@ -57,8 +57,12 @@ def bench_mc(args: argparse.Namespace) -> None:
     ours = timeit(lambda: permutation_test(d, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
     x = d
     a = np.abs(x) / np.abs(x).max()
+    simd = P._simd()
     one = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=1), repeats=reps)
     two = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=2), repeats=reps)
+    if simd:
+        p1 = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=1, simd=False), repeats=reps)
+        p2 = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=2, simd=False), repeats=reps)
     npm = timeit(lambda: mc_matmul(d, L, 1), repeats=max(3, reps // 2))
     npt = timeit(lambda: mc_bytetable(d, L, 1), repeats=max(3, reps // 2))
     sL = args.scipy_L
@@ -70,7 +74,10 @@ def bench_mc(args: argparse.Namespace) -> None:
     p_sp = sp["value"].pvalue
     se = np.sqrt(p_ours * (1 - p_ours) / L + p_sp * (1 - p_sp) / sL)
     row("1", f"MC continuous n={N} L={L:,}: ipcausal.permutation_test (auto threads)", fmt_row(ours))
-    row("1", "  kernel forced 1 thread / 2 threads", f"{fmt_row(one)} / {fmt_row(two)}")
+    kind = "AVX-512 kernel" if simd else "portable byte-table kernel (no AVX-512 here)"
+    row("1", f"  {kind}, forced 1 thread / 2 threads", f"{fmt_row(one)} / {fmt_row(two)}")
+    if simd:
+        row("1", "  portable byte-table kernel (same counts), 1 thread / 2 threads", f"{fmt_row(p1)} / {fmt_row(p2)}")
     row("1", "  tuned numpy: bits→float32 matmul / byte-table gather",
         f"{fmt_row(npm)} / {fmt_row(npt)}")
     row("1", f"  scipy.stats.permutation_test batch=10k, L={sL:,}" + (f" (×{scale:g} → L={L:,})" if scale != 1 else ""),
@@ -81,8 +88,10 @@ def bench_mc(args: argparse.Namespace) -> None:
     row("1", "  p: ipcausal / scipy / abs diff in SE", f"{p_ours:.5f} / {p_sp:.5f} / {abs(p_ours - p_sp) / se:.2f} SE")
     NOTES.append("MC: the tuned-numpy baselines are `benchmarks/numpy_ref.py` — `mc_matmul` (random bytes → "
                  "unpacked bits → float32 matrix @ |d|, BLAS) and `mc_bytetable` (our byte-table trick written in "
-                 "numpy: one fancy-indexed gather per batch). The kernel does ~1.4 cycles per table lookup on one "
-                 "thread; the second thread helps only on an idle machine (identical counts either way).")
+                 "numpy: one fancy-indexed gather per batch). With AVX-512 the kernel evaluates 16 resamples at "
+                 "once: 4-bit partial-sum tables held in two zmm registers, one `vpermi2pd` = 8 lanes × 4 signed "
+                 "adds (docs/performance.md); the portable byte-table kernel gives the same counts. The second "
+                 "thread helps only on an idle machine (identical counts either way).")
     dl = rng.integers(-4, 5, N).astype(float)
     lik = timeit(lambda: permutation_test(dl, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
     row("1", f"MC Likert n={N} L={L:,} (popcount kernel)", fmt_row(lik))
@@ -149,28 +158,83 @@ def bench_memory(args: argparse.Namespace) -> None:
 
 
 def bench_corrections(args: argparse.Namespace) -> None:
+    import gc
+    from unittest import mock
+
+    from scipy import stats
     from statsmodels.stats.multitest import multipletests
 
     from ipcausal import adjust_pvalues
 
-    p = np.random.default_rng(2).random(1225) ** 3
+    m, n_fam = 1225, 1000
     pairs = [("bonferroni", "bonferroni"), ("holm", "holm"), ("hochberg", "simes-hochberg"), ("bh", "fdr_bh"),
              ("by", "fdr_by"), ("sidak", "sidak"), ("holm-sidak", "holm-sidak")]
+    no_gc = mock.patch.object(gc, "collect", lambda *a: 0)  # statsmodels' Holm calls gc.collect()
+
+    # (i) one family per call
+    p = np.random.default_rng(2).random(m) ** 3
     for ours_name, sm_name in pairs:
-        a = timeit(lambda: adjust_pvalues(p, ours_name), repeats=200)
-        b = timeit(lambda: multipletests(p, method=sm_name), repeats=20 if sm_name == "holm" else 200)
+        a = timeit(lambda: adjust_pvalues(p, ours_name), repeats=300)
+        b = timeit(lambda: multipletests(p, method=sm_name), repeats=20 if sm_name == "holm" else 300)
         diff = float(np.max(np.abs(a["value"] - b["value"][1])))
-        row("4", f"adjust_pvalues m=1225 {ours_name} vs statsmodels {sm_name}",
+        row("4", f"adjust_pvalues m={m:,} {ours_name} vs statsmodels {sm_name}",
             f"{fmt_time(a['median'])} vs {fmt_time(b['median'])} = {b['median'] / a['median']:.1f}×; max abs diff {diff:.1e}",
             goal(b["median"] / a["median"], 100, "≥ 100×"))
-    _corrections_note()
+        if sm_name == "holm":
+            with no_gc:
+                c = timeit(lambda: multipletests(p, method="holm"), repeats=300)
+            holm_ours, holm_gc = a["median"], b["median"]
+            row("4", "  statsmodels holm with its gc.collect() call switched off (its arithmetic alone)",
+                f"{fmt_time(c['median'])} = {c['median'] / a['median']:.1f}× ipcausal",
+                goal(c["median"] / a["median"], 100, "≥ 100×"))
+
+    # (ii) many families in one call: K × m, one family per row
+    P = np.random.default_rng(3).random((n_fam, m)) ** 3
+    reps = max(5, args.repeats // 2)
+    for ours_name, sm_name in pairs:
+        a = timeit(lambda: adjust_pvalues(P, ours_name, axis=-1), repeats=args.repeats)
+        loop = timeit(lambda: [adjust_pvalues(r, ours_name) for r in P], repeats=reps)
+        with no_gc:  # the values (gc.collect() does not change them)
+            ref = np.array([multipletests(r, method=sm_name)[1] for r in P])
+        if sm_name == "holm":  # ~0.1 s of gc.collect() per family: time 20 families, as a user pays it
+            sub = P[:20]
+            b = timeit(lambda: [multipletests(r, method=sm_name) for r in sub], repeats=3, warmup=0)
+            sm_fam, sm_what = b["median"] / len(sub), f"loop over {len(sub)} of the rows"
+        else:
+            b = timeit(lambda: [multipletests(r, method=sm_name) for r in P], repeats=reps)
+            sm_fam, sm_what = b["median"] / n_fam, "loop over the rows"
+        ours_fam = a["median"] / n_fam
+        diff = float(np.max(np.abs(a["value"] - ref)))
+        row("4", f"K={n_fam:,} families × m={m:,}, {ours_name}: adjust_pvalues(P, axis=-1) vs statsmodels {sm_what}",
+            f"{fmt_time(ours_fam)} vs {fmt_time(sm_fam)} per family = {sm_fam / ours_fam:.1f}×; "
+            f"max abs diff {diff:.1e} (ipcausal 1-D calls in a loop: {fmt_time(loop['median'] / n_fam)})",
+            goal(sm_fam / ours_fam, 100, "≥ 100×"))
+        if ours_name in ("bh", "by"):
+            c = timeit(lambda: stats.false_discovery_control(P, axis=-1, method=ours_name), repeats=reps)
+            sp_fam = c["median"] / n_fam
+            sdiff = float(np.max(np.abs(c["value"] - ref)))
+            row("4", f"  vs scipy.stats.false_discovery_control(P, axis=-1, method={ours_name!r}) (vectorized)",
+                f"{fmt_time(sp_fam)} per family = {sp_fam / ours_fam:.1f}×; scipy's max abs diff from statsmodels "
+                f"{sdiff:.1e}")
+    _corrections_note(holm_ours, holm_gc)
 
 
-def _corrections_note() -> None:
-    NOTES.append("Corrections: statsmodels' Holm is a Python-level loop (O(m²) here), the other methods are "
-                 "already vectorized numpy in statsmodels; at m = 1,225 both sides then cost tens of µs, of which "
-                 "input validation and the sort are most, so ≥ 100× is out of reach for a Python-callable "
-                 "function except for Holm. Values agree with statsmodels to ≤ 2.2e-16.")
+def _corrections_note(holm_ours: float, holm_gc: float) -> None:
+    NOTES.append(
+        "Corrections: statsmodels' `multipletests` is vectorized numpy for every method timed here; its Holm "
+        f"branch also calls `gc.collect()` on every call ({fmt_time(holm_gc)} in this process, growing with the "
+        "number of live Python objects), and that, not the arithmetic, is Holm's ratio (the row with gc.collect() "
+        "switched off shows the arithmetic alone). The other methods cost statsmodels tens of µs at m = 1,225; "
+        f"ipcausal costs {fmt_time(holm_ours)} for Holm, of which numpy's SIMD sort of the 1,225 packed keys is "
+        "about 5 µs, the two numba passes about 4 µs and the Python call, validation and allocations about 3 µs. "
+        "≥ 100× per call would mean < 1 µs per call, out of reach for a Python-callable function, so target 4 is "
+        "met for Holm only (and only because of gc.collect()). The batched form adjusts K families in one call "
+        "(`axis`; from 2^18 p-values the rows are split over numba.get_num_threads() threads); its gain over a "
+        "loop of statsmodels calls is a few times the per-call ratio at most, not 100×, because statsmodels "
+        "already costs only tens of µs per family. Values: bitwise equal to statsmodels (same operations in the "
+        "same order); "
+        "scipy's false_discovery_control computes p·m/i instead of p/(i/m) and differs in the last bit."
+    )
 
 
 def bench_sign(args: argparse.Namespace) -> None:

@@ -10,6 +10,9 @@ import pytest
 from ipcausal.stats import _kernels as K
 from ipcausal.stats.permutation import _mc_counts, lattice_units
 
+SIMD = [False, pytest.param(True, marks=pytest.mark.skipif(
+    not K.simd_available(), reason="the AVX-512 kernels need a CPU with AVX-512F"))]
+
 
 def _xoshiro_reference(seed: int, chunk: int, count: int) -> list[int]:
     """xoshiro256** seeded by splitmix64, in pure Python (the documented stream)."""
@@ -65,53 +68,100 @@ def test_tables_hold_signed_partial_sums() -> None:
     assert np.allclose(K.byte_tables(a).ravel(), tab[: 2 * 256])
 
 
-def _counts_by_numpy(a: np.ndarray, t_obs: float, n_resamples: int, seed: int) -> np.ndarray:
-    """The same stream decoded in numpy: bit j of word i = sign of the (64 i + j)-th element."""
-    a_s = np.sort(a, kind="stable")
-    m = a_s.size
+def _stream_signs(m: int, n_resamples: int, seed: int) -> np.ndarray:
+    """The documented stream decoded in numpy: resample r of chunk c reads the next words of
+    generator c * LANES + r % LANES; bit j of word i = sign of the (64 i + j)-th element."""
     n_words = (m + 63) // 64
-    t = []
+    rows = []
     for c in range((n_resamples + K.CHUNK - 1) // K.CHUNK):
         count = min(K.CHUNK, n_resamples - c * K.CHUNK)
-        words = K.random_words(seed, c, count * n_words).reshape(count, n_words)
-        bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :m]
-        t.append((2.0 * bits - 1.0) @ a_s)
-    t = np.concatenate(t)
+        per_lane = -(-count // K.LANES)
+        lanes = [K.random_words(seed, c * K.LANES + i, per_lane * n_words).reshape(per_lane, n_words)
+                 for i in range(K.LANES)]
+        words = np.stack([lanes[r % K.LANES][r // K.LANES] for r in range(count)])
+        rows.append(np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :m])
+    return np.concatenate(rows)
+
+
+def _counts_by_numpy(a: np.ndarray, t_obs: float, n_resamples: int, seed: int) -> np.ndarray:
+    a_s = np.sort(a, kind="stable")
+    t = (2.0 * _stream_signs(a_s.size, n_resamples, seed) - 1.0) @ a_s
     eps = 1e-9 * a.sum()
     return np.array([np.sum(np.abs(t) >= abs(t_obs) - eps), np.sum(t >= t_obs - eps), np.sum(t <= t_obs + eps)])
 
 
+@pytest.mark.parametrize("simd", SIMD)
 @pytest.mark.parametrize("m", [3, 64, 65, 200])
-def test_table_kernel_equals_numpy_decoding_of_the_stream(m: int) -> None:
+def test_table_kernels_equal_numpy_decoding_of_the_stream(m: int, simd: bool) -> None:
     rng = np.random.default_rng(m)
     x = rng.normal(0.1, 1.0, m)
     a = np.abs(x) / np.abs(x).max()
     s = np.sign(x)
-    got = _mc_counts(a, s, 5000, 99, k=None, threads=1)
+    # 5,000 is not a multiple of CHUNK or LANES: the last chunk ends inside a lane block
+    got = _mc_counts(a, s, 5000, 99, k=None, threads=1, simd=simd)
     assert got.tolist() == _counts_by_numpy(a, float(s @ a), 5000, 99).tolist()
 
 
+@pytest.mark.skipif(not K.simd_available(), reason="the AVX-512 kernels need a CPU with AVX-512F")
+@pytest.mark.parametrize("m", [1, 17, 1650])
+def test_simd_kernel_equals_portable_kernel(m: int) -> None:
+    rng = np.random.default_rng(100 + m)
+    x = rng.standard_t(3, m)
+    a = np.abs(x) / np.abs(x).max()
+    for seed in (0, 7, 2**62):
+        for threads in (1, 2):
+            simd = _mc_counts(a, np.sign(x), 20_011, seed, k=None, threads=threads, simd=True)
+            port = _mc_counts(a, np.sign(x), 20_011, seed, k=None, threads=threads, simd=False)
+            assert simd.tolist() == port.tolist()
+    # lattice data: the AVX-512 popcount kernel against the portable one
+    xl = rng.integers(-9, 10, m).astype(float)
+    xl[xl == 0] = 1.0
+    al = np.abs(xl) / 9.0
+    k = lattice_units(al)
+    simd = _mc_counts(al, np.sign(xl), 20_011, 3, k=k, threads=1, simd=True)
+    assert simd.tolist() == _mc_counts(al, np.sign(xl), 20_011, 3, k=k, threads=1, simd=False).tolist()
+
+
+def test_simd_tables_hold_signed_partial_sums_and_are_aligned() -> None:
+    a = np.random.default_rng(3).random(70)
+    tab, n_words = K.nibble_tables(a)
+    assert n_words == 2 and tab.size == 2 * 16 * 16 and tab.ctypes.data % 64 == 0
+    for g, b in ((0, 0), (0, 15), (3, 6), (17, 9)):
+        signs = np.where([(b >> j) & 1 for j in range(4)], 1.0, -1.0)
+        part = a[4 * g: 4 * g + 4]  # group 17 holds the last two magnitudes only
+        assert tab[16 * g + b] == pytest.approx(np.dot(signs[: part.size], part))
+    assert np.all(tab[16 * 18:] == 0.0)  # groups past the 70 magnitudes
+
+
+def test_portable_kernels_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IPCAUSAL_PORTABLE_KERNELS", "1")
+    assert K.simd_available() is False
+
+
+@pytest.mark.parametrize("simd", SIMD)
 @pytest.mark.parametrize("m", [10, 130, 1000])
-def test_popcount_kernel_equals_table_kernel_on_lattice_data(m: int) -> None:
+def test_popcount_kernel_equals_table_kernel_on_lattice_data(m: int, simd: bool) -> None:
     rng = np.random.default_rng(m)
     x = rng.integers(1, 5, m) * rng.choice([-1.0, 1.0], m)
     a = np.abs(x) / 4.0
     k = lattice_units(a)
     assert k is not None
-    pop = _mc_counts(a, np.sign(x), 9000, 5, k=k, threads=1)
-    tab = _mc_counts(a, np.sign(x), 9000, 5, k=None, threads=1)
+    pop = _mc_counts(a, np.sign(x), 9000, 5, k=k, threads=1, simd=simd)
+    tab = _mc_counts(a, np.sign(x), 9000, 5, k=None, threads=1, simd=simd)
     assert pop.tolist() == tab.tolist()
+    assert pop.tolist() == _counts_by_numpy(a, float(np.sign(x) @ a), 9000, 5).tolist()
 
 
+@pytest.mark.parametrize("simd", SIMD)
 @pytest.mark.parametrize("lattice", [True, False])
-def test_serial_and_parallel_kernels_agree(lattice: bool) -> None:
+def test_serial_and_parallel_kernels_agree(lattice: bool, simd: bool) -> None:
     rng = np.random.default_rng(2)
     x = rng.integers(-4, 5, 700).astype(float) if lattice else rng.normal(size=700)
     x = x[x != 0]
     a = np.abs(x) / np.abs(x).max()
     k = lattice_units(a) if lattice else None
-    one = _mc_counts(a, np.sign(x), 30_000, 11, k=k, threads=1)
-    two = _mc_counts(a, np.sign(x), 30_000, 11, k=k, threads=2)
+    one = _mc_counts(a, np.sign(x), 30_000, 11, k=k, threads=1, simd=simd)
+    two = _mc_counts(a, np.sign(x), 30_000, 11, k=k, threads=2, simd=simd)
     assert one.tolist() == two.tolist()
 
 

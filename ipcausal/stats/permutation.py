@@ -11,7 +11,8 @@ Routes to the p-value (``method``):
   Σ s_k|Δ_k| by grouped binomial convolutions (:func:`ipcausal.stats._kernels.lattice_tail`),
   at any n.
 * ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.  Numba kernels:
-  byte tables for continuous data, popcount for lattice data (``docs/performance.md``).
+  partial-sum tables for continuous data, popcount for lattice data, 16 resamples at a time
+  with AVX-512 where the CPU has it (``docs/performance.md``).
 * ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`).
 * ``"auto"`` — exact when cheap, else Monte Carlo.
 
@@ -37,7 +38,11 @@ MAX_ENUMERATION_N = 24
 MAX_LATTICE_CELLS = 400_000_000  # n * sum(k): DP work bound for exact lattice p-values
 AUTO_LATTICE_CELLS = 50_000_000  # what "auto" still calls cheap
 AUTO_ENUMERATION_N = 16
-PARALLEL_MIN_WORK = 10_000_000  # table lookups (8 per 64 signs), ~6 ms on one thread: below, one thread
+# work (resamples x words of 64 signs) below which one thread is used: about 6 ms on one thread
+# for either kernel.  A second thread halves that on an idle machine but can cost several times
+# more when the other core is busy, so short jobs stay on the calling thread.
+PARALLEL_MIN_WORDS = 1_250_000  # portable byte tables (n = 1,650: L >= 48,000)
+PARALLEL_MIN_WORDS_SIMD = 4_000_000  # AVX-512 (n = 1,650: L >= 154,000)
 _REL_TOL = 1e-9
 _MAX_DENOMINATOR = 1000
 
@@ -103,15 +108,17 @@ def _exact_lattice(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
 
 
 def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
-               k: np.ndarray | None = None, threads: int | None = None) -> np.ndarray:
+               k: np.ndarray | None = None, threads: int | None = None,
+               simd: bool | None = None) -> np.ndarray:
     """Monte Carlo counts ``[#|T*| >= |t|, #T* >= t, #T* <= t]`` (ties within the tolerance).
 
     ``a``: positive magnitudes (largest 1), ``signs``: their signs, ``k``: integer lattice
     units of ``a`` or ``None``.  The magnitudes are sorted first (the stream assigns bit j of
     word i to the (64 i + j)-th smallest), so the result does not depend on the input order.
     Lattice data with few distinct values go to the popcount kernel (exact integer
-    comparisons), the rest to the byte-table kernel.  ``threads``: 1 forces the serial
-    path, 2+ the parallel one; ``None`` picks by the amount of work.
+    comparisons), the rest to the AVX-512 kernel where the CPU has it (``simd=None``; ``False``
+    forces the portable byte-table kernel).  ``threads``: 1 forces the serial path, 2+ the
+    parallel one; ``None`` picks by the amount of work.
     """
     order = np.argsort(a, kind="stable")
     a_s = np.ascontiguousarray(a[order])
@@ -123,21 +130,56 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
         if seg_w.size <= 8 * n_words:
             total = int(k_s.sum())
             t_int = int(np.dot(signs[order].astype(np.int64), k_s))
-            parallel = _use_threads(seg_w.size * 2 * n_resamples, threads)
+            work = (seg_w.size + n_words) * n_resamples // 2  # in byte-table word equivalents
+            if simd if simd is not None else _simd():
+                parallel = _use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
+                kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
+                return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
+                            n_resamples, seed)
+            parallel = _use_threads(work, threads, PARALLEL_MIN_WORDS)
             kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
             return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
     t_obs = float(np.dot(signs, a))
     eps = _REL_TOL * float(a_s.sum())
-    tab, n_words = K.word_tables(a_s)
-    parallel = _use_threads(8 * n_words * n_resamples, threads)
-    kern = K.mc_counts_table_parallel if parallel else K.mc_counts_table
-    return kern(tab, n_words, abs(t_obs) - eps, t_obs - eps, t_obs + eps, n_resamples, seed)
+    bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
+    if simd is None:
+        simd = _simd()
+    if simd:
+        tab, n_words = K.nibble_tables(a_s)
+        parallel = _use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)
+        kern = K.mc_counts_simd_parallel if parallel else K.mc_counts_simd
+    else:
+        tab, n_words = K.word_tables(a_s)
+        parallel = _use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS)
+        kern = K.mc_counts_table_parallel if parallel else K.mc_counts_table
+    return kern(tab, n_words, *bounds, n_resamples, seed)
 
 
-def _use_threads(work: int, threads: int | None) -> bool:
+_SIMD: list[bool] = []
+
+
+def _simd() -> bool:
+    """Whether the AVX-512 kernel runs here (checked once: CPU flags, then one tiny call)."""
+    if not _SIMD:
+        ok = K.simd_available()
+        if ok:
+            try:  # compiling the intrinsic is the real test (an LLVM without the permute fails)
+                tab, n_words = K.nibble_tables(np.ones(3))
+                K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
+            except Exception as exc:  # pragma: no cover - depends on the CPU and LLVM
+                import warnings
+
+                warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
+                              RuntimeWarning, stacklevel=3)
+                ok = False
+        _SIMD.append(ok)
+    return _SIMD[0]
+
+
+def _use_threads(work: int, threads: int | None, min_work: int) -> bool:
     if threads is not None:
         return threads > 1
-    return work >= PARALLEL_MIN_WORK and _n_threads() > 1
+    return work >= min_work and _n_threads() > 1
 
 
 def _n_threads() -> int:

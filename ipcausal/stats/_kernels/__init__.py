@@ -1,0 +1,78 @@
+"""Numba kernels (the only place that uses numba): sign-flip tests and p-value corrections.
+
+All kernels take validated, contiguous arrays and plain integer seeds; ``docs/performance.md``
+explains the design.  Modules: :mod:`.stream` (the random stream), :mod:`.tables` (portable Monte
+Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact distributions),
+:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`).  Summary:
+
+**Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
+must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
+``LANES`` = 16 generators, lane ``i`` seeded by splitmix64 of ``seed ^ (s * 0x94D049BB133111EB)``
+with ``s = c * LANES + i``, so a chunk's counts depend only on ``(seed, c)`` and the totals are
+identical on 1 or N threads.  Resample ``r`` of a chunk draws the next ``n_words = ceil(m / 64)``
+words of lane ``r % LANES``; bit ``j`` of word ``i`` is the sign of element ``64 i + j``
+(1 = +, 0 = −).  Every Monte Carlo kernel consumes this same stream, so on the same (sorted)
+magnitudes they all see the same sign vectors.
+
+**Continuous data, AVX-512** (:func:`.simd.mc_counts_simd`): 4-bit tables — a 16-entry float64 table of
+signed partial sums per group of 4 elements is two zmm registers, and one ``vpermi2pd`` looks
+up 8 lanes' nibbles at once; the 16 lanes' generators run as 8-lane vector code.  An LLVM
+intrinsic (``simd._simd_block``) because LLVM does not emit these permutes from scalar code and
+declines gathers on this CPU family.  Used when :func:`.simd.simd_available`.
+
+**Continuous data, portable** (:func:`.tables.mc_counts_table`): byte tables — 8 elements per group, a
+256-entry float64 table of the group's signed partial sums, one random byte = 8 signed adds in one
+lookup; four accumulators hide the float-add latency.  Same sign vectors as the AVX-512 kernel;
+the sums are added in another order, so a resample whose T* lies within rounding of the
+threshold (itself widened by the tie tolerance) could count differently between the two.
+
+**Lattice data** (:func:`.tables.mc_counts_popcount`): magnitudes are integers ``k`` sorted ascending, so
+each distinct value occupies a contiguous bit range; the weight of the positive signs is
+``W = Σ_v v · popcount(bits in range v)``: one popcount per (word, value) segment, exact
+integer comparisons.
+
+**Exact null on a lattice** (:func:`.exact.lattice_null`): dynamic programming with two buffers
+(vectorizable), in counts rescaled by powers of two so no subnormals slow it down.
+"""
+
+from __future__ import annotations
+
+from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
+from ipcausal.stats._kernels.multitest import (
+    mt_check,
+    mt_elementwise,
+    mt_keys,
+    mt_order,
+    mt_scatter,
+    mt_stepwise,
+)
+from ipcausal.stats._kernels.simd import (
+    aligned_empty,
+    mc_counts_popcount_simd,
+    mc_counts_popcount_simd_parallel,
+    mc_counts_simd,
+    mc_counts_simd_parallel,
+    nibble_tables,
+    segment_starts,
+    simd_available,
+)
+from ipcausal.stats._kernels.stream import CHUNK, LANES, random_words
+from ipcausal.stats._kernels.tables import (
+    byte_tables,
+    mc_counts_popcount,
+    mc_counts_popcount_parallel,
+    mc_counts_table,
+    mc_counts_table_parallel,
+    popcount_segments,
+    word_tables,
+)
+
+__all__ = [
+    "CHUNK", "LANES", "random_words",
+    "byte_tables", "word_tables", "mc_counts_table", "mc_counts_table_parallel",
+    "popcount_segments", "mc_counts_popcount", "mc_counts_popcount_parallel",
+    "aligned_empty", "nibble_tables", "mc_counts_simd", "mc_counts_simd_parallel",
+    "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
+    "exact_enumeration_counts", "lattice_null", "lattice_tail",
+    "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
+]
