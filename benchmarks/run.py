@@ -94,7 +94,13 @@ def bench_mc(args: argparse.Namespace) -> None:
                  "thread helps only on an idle machine (identical counts either way).")
     dl = rng.integers(-4, 5, N).astype(float)
     lik = timeit(lambda: permutation_test(dl, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
-    row("1", f"MC Likert n={N} L={L:,} (popcount kernel)", fmt_row(lik))
+    row("1", f"MC Likert n={N} L={L:,} (popcount kernel{', AVX-512' if simd else ''})", fmt_row(lik))
+    if simd:
+        nz = dl[dl != 0]
+        al = np.abs(nz) / 4.0
+        k = P.lattice_units(al)
+        port = timeit(lambda: P._mc_counts(al, np.sign(nz), L, 1, k=k, threads=1, simd=False), repeats=reps)
+        row("1", "  portable popcount kernel (same counts), 1 thread", fmt_row(port))
 
 
 def bench_exact(args: argparse.Namespace) -> None:
