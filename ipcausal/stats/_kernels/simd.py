@@ -57,9 +57,10 @@ def _simd_block(typingctx, tab, n_words, state, out):
     """T* of the next ``LANES`` resamples: ``out[i]`` for lane ``i`` (AVX-512F only).
 
     ``state``: uint64[64], octet ``p`` (lanes 8p..8p+7) at ``32 p``: s0[8], s1[8], s2[8], s3[8];
-    ``tab``: :func:`nibble_tables`, 64-byte aligned.  Per word: both octets' xoshiro256** steps
-    as 8-lane vector ops, then for each nibble one ``vpermi2pd`` per octet looks up 8 lanes at
-    once in the 16-entry table (two zmm loads shared by the octets); two accumulators per octet.
+    ``tab``: :func:`nibble_tables` (64-byte aligned for speed; the loads are correct at any
+    alignment).  Per word: both octets' xoshiro256** steps as 8-lane vector ops, then for each
+    nibble one ``vpermi2pd`` per octet looks up 8 lanes at once in the 16-entry table (two zmm
+    loads shared by the octets); two accumulators per octet.
     """
     sig = types.void(tab, n_words, state, out)
 
@@ -81,8 +82,8 @@ def _simd_block(typingctx, tab, n_words, state, out):
             g0 = builder.mul(loop.index, ir.Constant(_I64, 32))  # 16 tables × 2 halves per word
             for nib in range(16):
                 off = builder.add(g0, ir.Constant(_I64, 2 * nib))
-                lo = builder.load(builder.gep(tvec, [off]), align=64)
-                hi = builder.load(builder.gep(tvec, [builder.add(off, ir.Constant(_I64, 1))]), align=64)
+                lo = builder.load(builder.gep(tvec, [off]), align=8)
+                hi = builder.load(builder.gep(tvec, [builder.add(off, ir.Constant(_I64, 1))]), align=8)
                 for p in range(2):
                     idx = builder.lshr(words[p], _splat(4 * nib)) if nib else words[p]
                     a = acc[p][nib % 2]  # vpermi2pd reads the low 4 bits of each index lane
