@@ -312,8 +312,8 @@ def bench_process(args: argparse.Namespace) -> None:
     row("6", "  cold first call (empty numba cache: compiles the kernels)", fmt_time(cold))
     row("6", "  equivalent scipy script (3 × permutation_test L=100k + Bonferroni)",
         f"{fmt_time(s)} ({fmt_time(min(sp))}–{fmt_time(max(sp))}, n={len(sp)})")
-    NOTES.append("Whole process: most of the warm time is imports (pandas via PairSet, scipy.stats via "
-                 "ipcausal/stats/summary.py's `t.ppf`, numba) and loading numba's cached machine code; "
+    NOTES.append("Whole process: most of the warm time is the interpreter, imports (pandas via PairSet, "
+                 "numba; scipy.special but not scipy.stats) and loading numba's cached machine code; "
                  "`python -X importtime -c 'import ipcausal.api'` shows the split.")
     row("6", "  ratio scipy script / ipcausal (warm)", f"{s / w:.1f}×", goal(s / w, 5, "≥ 5×"))
 
