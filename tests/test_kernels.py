@@ -186,3 +186,20 @@ def test_lattice_tail_matches_dp_at_scale() -> None:
         ref = f[w0:].sum()
         if ref > 1e-280:
             assert K.lattice_tail(k, int(w0)) == pytest.approx(ref, rel=1e-11)
+
+
+def test_simd_compile_failure_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ipcausal.stats import permutation as P
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("LLVM cannot select vpermi2pd")
+
+    monkeypatch.setattr(P, "_SIMD", [])
+    monkeypatch.setattr(K, "simd_available", lambda: True)
+    monkeypatch.setattr(K, "mc_counts_simd", broken)
+    with pytest.warns(RuntimeWarning, match="portable"):
+        assert P._simd() is False
+    x = np.random.default_rng(5).normal(size=300)
+    a = np.abs(x) / np.abs(x).max()
+    got = _mc_counts(a, np.sign(x), 3000, 1)  # the portable kernel, same stream
+    assert got.tolist() == _counts_by_numpy(a, float(np.sign(x) @ a), 3000, 1).tolist()
