@@ -120,6 +120,8 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     forces the portable byte-table kernel).  ``threads``: 1 forces the serial path, 2+ the
     parallel one; ``None`` picks by the amount of work.
     """
+    if simd is None:
+        simd = _simd()
     order = np.argsort(a, kind="stable")
     a_s = np.ascontiguousarray(a[order])
     m = a_s.size
@@ -130,8 +132,8 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
         if seg_w.size <= 8 * n_words:
             total = int(k_s.sum())
             t_int = int(np.dot(signs[order].astype(np.int64), k_s))
-            work = (seg_w.size + n_words) * n_resamples // 2  # in byte-table word equivalents
-            if simd if simd is not None else _simd():
+            work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
+            if simd:
                 parallel = _use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
                 kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
                 return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
@@ -142,8 +144,6 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     t_obs = float(np.dot(signs, a))
     eps = _REL_TOL * float(a_s.sum())
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
-    if simd is None:
-        simd = _simd()
     if simd:
         tab, n_words = K.nibble_tables(a_s)
         parallel = _use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)
@@ -163,9 +163,11 @@ def _simd() -> bool:
     if not _SIMD:
         ok = K.simd_available()
         if ok:
-            try:  # compiling the intrinsic is the real test (an LLVM without the permute fails)
+            try:  # compiling the intrinsics is the real test (an LLVM without them fails)
                 tab, n_words = K.nibble_tables(np.ones(3))
                 K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
+                seg = K.popcount_segments(np.ones(3, dtype=np.int64))
+                K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
             except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
                 import warnings
 
