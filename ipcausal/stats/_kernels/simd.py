@@ -11,7 +11,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ipcausal.stats._kernels.stream import CHUNK, LANES, _seed_lanes
+from ipcausal.stats._kernels.stream import CHUNK, LANES, _seed_lanes, _tally
 
 _F8 = ir.VectorType(ir.DoubleType(), 8)
 _I8 = ir.VectorType(ir.IntType(64), 8)
@@ -130,22 +130,9 @@ def nibble_tables(a: np.ndarray) -> tuple[np.ndarray, int]:
     return tab, n_words
 
 
-@njit(cache=True, inline="always")
-def _simd_state(seed, chunk):
-    """The chunk's 16 lane states in the layout of :func:`_simd_block` (octet-major)."""
-    st = np.empty((4, LANES), dtype=np.uint64)
-    _seed_lanes(st, seed, chunk)
-    state = np.empty(4 * LANES, dtype=np.uint64)
-    for p in range(2):
-        for i in range(4):
-            for lane in range(8):
-                state[32 * p + 8 * i + lane] = st[i, 8 * p + lane]
-    return state
-
-
 @njit(cache=True)
 def _simd_chunk(tab, n_words, xa, xg, xl, seed, chunk, count):
-    state = _simd_state(seed, chunk)
+    state = _seed_lanes(seed, chunk)
     t = np.empty(LANES, dtype=np.float64)
     ge_abs = 0
     ge = 0
@@ -153,12 +140,10 @@ def _simd_chunk(tab, n_words, xa, xg, xl, seed, chunk, count):
     for q in range(0, count, LANES):
         _simd_block(tab, n_words, state, t)
         for i in range(min(LANES, count - q)):
-            if abs(t[i]) >= xa:
-                ge_abs += 1
-            if t[i] >= xg:
-                ge += 1
-            if t[i] <= xl:
-                le += 1
+            a, g, l_ = _tally(t[i], xa, xg, xl)
+            ge_abs += a
+            ge += g
+            le += l_
     return ge_abs, ge, le
 
 
@@ -252,7 +237,7 @@ def segment_starts(seg_w: np.ndarray, n_words: int) -> np.ndarray:
 
 @njit(cache=True)
 def _simd_pop_chunk(seg_start, seg_m, seg_v, n_words, total, t_int, seed, chunk, count):
-    state = _simd_state(seed, chunk)
+    state = _seed_lanes(seed, chunk)
     w = np.empty(LANES, dtype=np.int64)
     t_abs = abs(t_int)
     ge_abs = 0
@@ -262,12 +247,10 @@ def _simd_pop_chunk(seg_start, seg_m, seg_v, n_words, total, t_int, seed, chunk,
         _simd_pop_block(seg_start, seg_m, seg_v, n_words, state, w)
         for i in range(min(LANES, count - q)):
             t = 2 * w[i] - total
-            if abs(t) >= t_abs:
-                ge_abs += 1
-            if t >= t_int:
-                ge += 1
-            if t <= t_int:
-                le += 1
+            a, g, l_ = _tally(t, t_abs, t_int, t_int)
+            ge_abs += a
+            ge += g
+            le += l_
     return ge_abs, ge, le
 
 

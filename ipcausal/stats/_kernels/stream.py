@@ -80,21 +80,35 @@ def _random_words(seed, stream, count):
 
 
 @njit(cache=True, inline="always")
-def _seed_lanes(st, seed, chunk):
-    """Seed the ``LANES`` generators of ``chunk`` into ``st`` (shape ``(4, LANES)``)."""
+def _seed_lanes(seed, chunk):
+    """The states of the ``LANES`` generators of ``chunk``, as a flat uint64 array of ``4 * LANES``.
+
+    Octet-major, the layout the AVX-512 kernels load as vectors: word ``k`` of lane ``i``'s
+    state sits at ``32 * (i // 8) + 8 * k + i % 8``.
+    """
+    st = np.empty(4 * LANES, dtype=np.uint64)
     for i in range(LANES):
+        base = 32 * (i >> 3) + (i & 7)
         s0, s1, s2, s3 = _seed_stream(seed, chunk * LANES + i)
-        st[0, i] = s0
-        st[1, i] = s1
-        st[2, i] = s2
-        st[3, i] = s3
+        st[base] = s0
+        st[base + 8] = s1
+        st[base + 16] = s2
+        st[base + 24] = s3
+    return st
 
 
 @njit(cache=True, inline="always")
 def _fill_lane(buf, n_words, st, i):
-    """Next ``n_words`` words of lane ``i`` into ``buf`` (the lane's state is updated)."""
-    s0, s1, s2, s3 = _fill(buf, n_words, st[0, i], st[1, i], st[2, i], st[3, i])
-    st[0, i] = s0
-    st[1, i] = s1
-    st[2, i] = s2
-    st[3, i] = s3
+    """Next ``n_words`` words of lane ``i`` into ``buf`` (the lane's state in ``st`` is updated)."""
+    base = 32 * (i >> 3) + (i & 7)
+    s0, s1, s2, s3 = _fill(buf, n_words, st[base], st[base + 8], st[base + 16], st[base + 24])
+    st[base] = s0
+    st[base + 8] = s1
+    st[base + 16] = s2
+    st[base + 24] = s3
+
+
+@njit(cache=True, inline="always")
+def _tally(t, xa, xg, xl):
+    """One resample's contribution to the counts ``(|t| >= xa, t >= xg, t <= xl)``."""
+    return np.int64(abs(t) >= xa), np.int64(t >= xg), np.int64(t <= xl)

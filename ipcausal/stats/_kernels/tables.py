@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
-from ipcausal.stats._kernels.stream import CHUNK, LANES, _fill_lane, _popcount, _seed_lanes
+from ipcausal.stats._kernels.stream import CHUNK, LANES, _fill_lane, _popcount, _seed_lanes, _tally
 
 @njit(cache=True)
 def byte_tables(a):
@@ -56,8 +56,7 @@ def word_tables(a):
 @njit(cache=True)
 def _table_chunk(tab, n_words, xa, xg, xl, seed, chunk, count):
     buf = np.empty(n_words, dtype=np.uint64)
-    st = np.empty((4, LANES), dtype=np.uint64)
-    _seed_lanes(st, seed, chunk)
+    st = _seed_lanes(seed, chunk)
     ge_abs = 0
     ge = 0
     le = 0
@@ -81,12 +80,10 @@ def _table_chunk(tab, n_words, xa, xg, xl, seed, chunk, count):
             a2 += tab[base + uint64(1536) + ((w >> uint64(48)) & uint64(255))]
             a3 += tab[base + uint64(1792) + (w >> uint64(56))]
         t = (a0 + a1) + (a2 + a3)
-        if abs(t) >= xa:
-            ge_abs += 1
-        if t >= xg:
-            ge += 1
-        if t <= xl:
-            le += 1
+        a, g, l_ = _tally(t, xa, xg, xl)
+        ge_abs += a
+        ge += g
+        le += l_
     return ge_abs, ge, le
 
 
@@ -140,8 +137,7 @@ def popcount_segments(k_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 @njit(cache=True)
 def _pop_chunk(seg_w, seg_m, seg_v, n_words, total, t_int, seed, chunk, count):
     buf = np.empty(n_words, dtype=np.uint64)
-    st = np.empty((4, LANES), dtype=np.uint64)
-    _seed_lanes(st, seed, chunk)
+    st = _seed_lanes(seed, chunk)
     n_seg = seg_w.shape[0]
     t_abs = abs(t_int)
     ge_abs = 0
@@ -153,12 +149,10 @@ def _pop_chunk(seg_w, seg_m, seg_v, n_words, total, t_int, seed, chunk, count):
         for i in range(n_seg):
             w += seg_v[i] * np.int64(_popcount(buf[seg_w[i]] & seg_m[i]))
         t = 2 * w - total
-        if abs(t) >= t_abs:
-            ge_abs += 1
-        if t >= t_int:
-            ge += 1
-        if t <= t_int:
-            le += 1
+        a, g, l_ = _tally(t, t_abs, t_int, t_int)
+        ge_abs += a
+        ge += g
+        le += l_
     return ge_abs, ge, le
 
 
