@@ -194,12 +194,15 @@ def test_simd_compile_failure_falls_back_with_a_warning(monkeypatch: pytest.Monk
     def broken(*args: object) -> None:
         raise RuntimeError("LLVM cannot select vpermi2pd")
 
-    monkeypatch.setattr(P, "_SIMD", [])
+    P._simd.cache_clear()
     monkeypatch.setattr(K, "simd_available", lambda: True)
     monkeypatch.setattr(K, "mc_counts_simd", broken)
-    with pytest.warns(RuntimeWarning, match="portable"):
-        assert P._simd() is False
-    x = np.random.default_rng(5).normal(size=300)
-    a = np.abs(x) / np.abs(x).max()
-    got = _mc_counts(a, np.sign(x), 3000, 1)  # the portable kernel, same stream
-    assert got.tolist() == _counts_by_numpy(a, float(np.sign(x) @ a), 3000, 1).tolist()
+    try:
+        with pytest.warns(RuntimeWarning, match="portable"):
+            assert P._simd() is False
+        x = np.random.default_rng(5).normal(size=300)
+        a = np.abs(x) / np.abs(x).max()
+        got = _mc_counts(a, np.sign(x), 3000, 1)  # the portable kernel, same stream
+        assert got.tolist() == _counts_by_numpy(a, float(np.sign(x) @ a), 3000, 1).tolist()
+    finally:
+        P._simd.cache_clear()  # the next caller checks the real kernels again

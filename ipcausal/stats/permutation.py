@@ -21,6 +21,7 @@ Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for a
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -155,27 +156,23 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     return kern(tab, n_words, *bounds, n_resamples, seed)
 
 
-_SIMD: list[bool] = []
-
-
+@functools.cache
 def _simd() -> bool:
-    """Whether the AVX-512 kernel runs here (checked once: CPU flags, then one tiny call)."""
-    if not _SIMD:
-        ok = K.simd_available()
-        if ok:
-            try:  # compiling the intrinsics is the real test (an LLVM without them fails)
-                tab, n_words = K.nibble_tables(np.ones(3))
-                K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
-                seg = K.popcount_segments(np.ones(3, dtype=np.int64))
-                K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
-            except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
-                import warnings
+    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
+    if not K.simd_available():
+        return False
+    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
+        tab, n_words = K.nibble_tables(np.ones(3))
+        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
+        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
+        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
+    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
+        import warnings
 
-                warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
-                              RuntimeWarning, stacklevel=3)
-                ok = False
-        _SIMD.append(ok)
-    return _SIMD[0]
+        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
+                      RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 def _use_threads(work: int, threads: int | None, min_work: int) -> bool:
