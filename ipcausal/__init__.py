@@ -25,9 +25,10 @@ _LAZY: dict[str, str] = {
     "test": "ipcausal.api",
     "Report": "ipcausal.results",
     "GroupResult": "ipcausal.results",
-    "PermutationTestResult": "ipcausal.results",
-    "SignTestResult": "ipcausal.results",
-    "PBResult": "ipcausal.results",
+    "SignFlipResult": "ipcausal.stats.results",
+    "SignTestResult": "ipcausal.stats.results",
+    "PBResult": "ipcausal.stats.results",
+    "MeanCIResult": "ipcausal.stats.results",
     "permutation_test": "ipcausal.stats.permutation",
     "sign_test": "ipcausal.stats.sign",
     "sign_tests": "ipcausal.stats.sign",
@@ -47,7 +48,8 @@ __all__ = sorted(_LAZY) + ["__version__"]
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.api import test
     from ipcausal.pairs import PairSet
-    from ipcausal.results import GroupResult, PBResult, PermutationTestResult, Report, SignTestResult
+    from ipcausal.results import GroupResult, Report
+    from ipcausal.stats.results import MeanCIResult, PBResult, SignFlipResult, SignTestResult
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test
     from ipcausal.stats.sign import sign_test, sign_tests

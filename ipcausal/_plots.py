@@ -149,7 +149,11 @@ def fig_backgrounds(report: Any, frame: Any) -> str:
         means, lo, hi = [], [], []
         for b in bgs:
             v = vals[labs == b]
-            m, low, high = mean_ci(v) if v.size > 1 and np.ptp(v) > 0 else (float(v.mean()), float(v.mean()), float(v.mean()))
+            if v.size > 1 and np.ptp(v) > 0:
+                ci = mean_ci(v)
+                m, low, high = ci.statistic, ci.ci_low, ci.ci_high
+            else:
+                m = low = high = float(v.mean())
             means.append(m)
             lo.append(m - low)
             hi.append(high - m)
@@ -157,7 +161,7 @@ def fig_backgrounds(report: Any, frame: Any) -> str:
         ax.set_xticks(range(len(bgs)), bgs, fontsize=8)
         ax.set_ylabel("mean outcome (95% CI)")
         pb = report.pb.get(model)
-        t = f"PB = {pb.value:.3g} [{pb.ci_low:.3g}, {pb.ci_high:.3g}]" if pb is not None else ""
+        t = f"PB = {pb.statistic:.3g} [{pb.ci_low:.3g}, {pb.ci_high:.3g}]" if pb is not None else ""
         ax.set_title(f"{model}: {t}", fontsize=9)
     fig.tight_layout()
     return to_data_uri(fig)

@@ -75,7 +75,7 @@ def format_text(report: Any) -> str:
         pb = report.pb.get(model)
         if pb is not None:
             means = ", ".join(f"{k}={v:.4g}" for k, v in pb.means.items())
-            lines.append(f"  PB = {pb.value:.4g} [{pb.ci_low:.4g}, {pb.ci_high:.4g}] (means: {means})")
+            lines.append(f"  PB = {pb.statistic:.4g} [{pb.ci_low:.4g}, {pb.ci_high:.4g}] (means: {means})")
         lines.append(f"  implicit personalization detected: {'YES' if verdict else 'no'}")
         lines.append("")
     for w in report.warnings:
@@ -203,7 +203,7 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
         out += _md_table(*_group_rows(r))
         out.append("")
         if r.pb:
-            pb_rows = [[m, f"{p.value:.4g}", f"[{p.ci_low:.4g}, {p.ci_high:.4g}]",
+            pb_rows = [[m, f"{p.statistic:.4g}", f"[{p.ci_low:.4g}, {p.ci_high:.4g}]",
                         ", ".join(f"{k}={v:.4g}" for k, v in p.means.items())] for m, p in r.pb.items()]
             out += ["**Personalization bias (PB)**", ""] + _md_table(["model", "PB", "95% CI", "means"], pb_rows) + [""]
         if s.counts:
@@ -278,7 +278,7 @@ def format_html(sections: Any, *, title: str = "ipcausal report") -> str:
             parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span></li>")
         parts.append("</ul>" + _html_table(*_group_rows(r)))
         if r.pb:
-            pb_rows = [[m, f"{p.value:.4g}", f"[{p.ci_low:.4g}, {p.ci_high:.4g}]",
+            pb_rows = [[m, f"{p.statistic:.4g}", f"[{p.ci_low:.4g}, {p.ci_high:.4g}]",
                         ", ".join(f"{k}={v:.4g}" for k, v in p.means.items())] for m, p in r.pb.items()]
             parts.append("<h3>Personalization bias (PB)</h3>" + _html_table(["model", "PB", "95% CI", "means"], pb_rows))
         if s.counts:

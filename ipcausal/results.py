@@ -4,108 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["PermutationTestResult", "SignTestResult", "PBResult", "GroupResult", "Report"]
+from ipcausal.stats.results import PBResult, Result, SignFlipResult, SignTestResult
+
+__all__ = ["GroupResult", "Report"]
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    return value
-
-
-class _ToDict:
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as plain Python values (JSON-ready)."""
-        return {f.name: _plain(_nested(getattr(self, f.name))) for f in fields(self)}  # type: ignore[arg-type]
-
-
-def _nested(value: Any) -> Any:
-    if isinstance(value, _ToDict):
-        return value.to_dict()
-    if isinstance(value, tuple) and value and isinstance(value[0], _ToDict):
-        return [v.to_dict() for v in value]
-    if isinstance(value, dict):
-        return {k: _nested(v) for k, v in value.items()}
-    return value
-
-
-@dataclass(frozen=True)
-class PermutationTestResult(_ToDict):
-    """Paired sign-flip permutation test of mean(Δ) = 0.
-
-    ``statistic`` is mean(Δ); ``pvalue`` the p-value for ``alternative``; ``method`` one of
-    ``"exact-enumeration"``, ``"exact-lattice"``, ``"monte-carlo"``, ``"saddlepoint"``,
-    ``"paper-compat"``.  ``pvalue_se`` is the Monte Carlo standard error (0 when exact).
-    ``ci_low``/``ci_high`` bound mean(Δ) (Student t interval at ``confidence_level``);
-    ``effect_size`` is Cohen's d_z = mean(Δ)/sd(Δ).
-    """
-
-    statistic: float
-    pvalue: float
-    alternative: str
-    method: str
-    n: int
-    null_hypothesis: str
-    n_resamples: int | None
-    pvalue_se: float
-    n_zero: int
-    ci_low: float
-    ci_high: float
-    confidence_level: float
-    effect_size: float
-
-
-@dataclass(frozen=True)
-class SignTestResult(_ToDict):
-    """One-sample sign test of median(s) = m0 (exact binomial).
-
-    ``statistic`` is n₋ = #{s < m0} (for ``alternative="greater"``, the p-value uses
-    n₊ = #{s > m0}); ``n`` counts the values that differ from m0 (ties dropped, reported
-    in ``n_ties``).  ``median`` and ``share_below`` are the effect; ``ci_low``/``ci_high``
-    bound the median (distribution-free order-statistic interval).
-    """
-
-    statistic: int
-    pvalue: float
-    alternative: str
-    method: str
-    n: int
-    null_hypothesis: str
-    m0: float
-    n_total: int
-    n_ties: int
-    n_below: int
-    n_above: int
-    median: float
-    share_below: float
-    ci_low: float
-    ci_high: float
-    confidence_level: float
-
-
-@dataclass(frozen=True)
-class PBResult(_ToDict):
-    """Personalization bias: population SD of the per-background mean outcomes (SPEC §4)."""
-
-    value: float
-    ci_low: float
-    ci_high: float
-    confidence_level: float
-    n_resamples: int
-    means: dict[str, Any]
-    counts: dict[str, int]
-
-    def __float__(self) -> float:
-        return float(self.value)
+class _ToDict(Result):
+    pass
 
 
 @dataclass(frozen=True)
@@ -130,7 +40,7 @@ class GroupResult(_ToDict):
     pvalue: float
     pvalue_adjusted: float
     reject: bool
-    detail: PermutationTestResult | SignTestResult
+    detail: SignFlipResult | SignTestResult
 
 
 @dataclass(frozen=True)
@@ -169,7 +79,7 @@ class Report(_ToDict):
             d = g.detail
             row["method"] = d.method
             row["alternative"] = d.alternative
-            if isinstance(d, PermutationTestResult):
+            if isinstance(d, SignFlipResult):
                 row.update(effect_size=d.effect_size, pvalue_se=d.pvalue_se, n_resamples=d.n_resamples)
             else:
                 row.update(n_ties=d.n_ties, share_below=d.share_below, m0=d.m0)

@@ -45,7 +45,7 @@ def test_sign_power_equals_simulating_ipcausals_sign_test():
     for _ in range(reps):
         below = rng.random(n) < q
         s = np.where(below, rng.uniform(0.0, 0.8, n), rng.uniform(0.81, 1.0, n))
-        hits += ipcausal.sign_test(s, m0=0.8).pvalue <= 0.05
+        hits += ipcausal.sign_test(s, m0=0.8, alternative="less").pvalue <= 0.05
     exact = power(q, n=n, outcome="similarity").power
     assert abs(hits / reps - exact) <= 3 * math.sqrt(exact * (1 - exact) / reps)
 

@@ -88,7 +88,7 @@ def test_case3_correctness_pairs(shared_data: Path) -> None:
     assert g.detail.method == "exact-lattice"
     assert g.effect == pytest.approx(ps.deltas.mean())
     assert 0 < g.pvalue <= 1
-    assert report.pb[report.groups[0].model].value == pytest.approx(abs(g.effect) / 2)
+    assert report.pb[report.groups[0].model].statistic == pytest.approx(abs(g.effect) / 2)
 
 
 def test_case1_similarity_records(shared_data: Path) -> None:

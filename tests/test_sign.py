@@ -24,21 +24,25 @@ def test_matches_binomtest(seed: int, alternative: str) -> None:
     alt = {"less": "greater", "greater": "greater", "two-sided": "two-sided"}[alternative]
     ref = stats.binomtest(k, below + above, 0.5, alternative=alt).pvalue
     assert res.pvalue == pytest.approx(ref, rel=1e-10)
-    assert res.statistic == below
+    assert res.statistic == {"less": below, "greater": above}.get(alternative, max(below, above))
     assert res.share_below == pytest.approx(below / s.size)
     assert res.median == pytest.approx(np.median(s))
 
 
 def test_all_tied_is_defined() -> None:
-    res = sign_test([0.8, 0.8, 0.8])
+    res = sign_test([0.8, 0.8, 0.8], m0=0.8)
     assert res.pvalue == 1.0 and res.n == 0 and res.n_ties == 3
 
 
 def test_direction_and_text() -> None:
-    low = sign_test([0.1] * 12)
+    low = sign_test([0.1] * 12, m0=0.8, alternative="less")
     assert low.pvalue == pytest.approx(0.5**12)
     assert "median(similarity) < 0.8" in low.null_hypothesis
-    assert sign_test([0.95] * 12).pvalue == 1.0
+    assert sign_test([0.95] * 12, m0=0.8, alternative="less").pvalue == 1.0
+    # the default is two-sided about 0, like scipy.stats.binomtest
+    two = sign_test([0.1] * 12)
+    assert two.alternative == "two-sided" and two.m0 == 0.0 and two.statistic == 12
+    assert two.pvalue == pytest.approx(stats.binomtest(12, 12, 0.5).pvalue)
 
 
 def test_median_interval_covers() -> None:

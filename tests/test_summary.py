@@ -14,8 +14,15 @@ def test_pb_is_population_sd_of_background_means() -> None:
     bgs = np.repeat(["SAE", "AAE", "ESL"], 100)
     pb = personalization_bias(values, bgs, rng=1)
     means = [values[bgs == b].mean() for b in ["AAE", "ESL", "SAE"]]
-    assert pb.value == pytest.approx(np.std(means, ddof=0))
-    assert pb.ci_low <= pb.value <= pb.ci_high or pb.ci_low > 0  # bootstrap PB is biased upwards
+    assert pb.statistic == pytest.approx(np.std(means, ddof=0))
+    # oracle for the interval: the percentile bootstrap written out here, same draws in the same order
+    gen = np.random.default_rng(1)
+    boot = np.empty((2000, 3))
+    for u, b in enumerate(["AAE", "ESL", "SAE"]):
+        g = values[bgs == b]
+        boot[:, u] = g[gen.integers(0, g.size, size=(2000, g.size))].mean(axis=1)
+    lo, hi = np.quantile(np.std(boot, axis=1, ddof=0), [0.025, 0.975])
+    assert (pb.ci_low, pb.ci_high) == pytest.approx((lo, hi), rel=1e-12)
     assert set(pb.means) == {"AAE", "ESL", "SAE"} and pb.counts["SAE"] == 100
 
 
@@ -23,7 +30,7 @@ def test_pb_vector_outcome() -> None:
     v = np.array([[0, 0], [0, 0], [2, 4], [2, 4]], dtype=float)
     pb = personalization_bias(v, ["a", "a", "b", "b"], rng=0)
     # per-dimension population variances 1 and 4 -> sqrt(5)
-    assert pb.value == pytest.approx(np.sqrt(5.0))
+    assert pb.statistic == pytest.approx(np.sqrt(5.0))
 
 
 def test_pb_bootstrap_interval_covers_true_spread() -> None:
@@ -39,9 +46,16 @@ def test_pb_reproducible() -> None:
     assert personalization_bias(v, b, rng=5) == personalization_bias(v, b, rng=5)
 
 
-def test_mean_ci() -> None:
-    m, lo, hi = mean_ci([1.0, 2.0, 3.0, 4.0])
-    assert m == 2.5 and lo < m < hi
+def test_mean_ci_matches_scipy_t_interval() -> None:
+    from scipy import stats
+
+    x = [1.0, 2.0, 3.0, 4.0, 7.5, -2.0]
+    for level in (0.5, 0.9, 0.95, 0.99):
+        res = mean_ci(x, confidence_level=level)
+        lo, hi = stats.t.interval(level, len(x) - 1, loc=np.mean(x), scale=stats.sem(x))
+        assert res.statistic == pytest.approx(np.mean(x))
+        assert (res.ci_low, res.ci_high) == pytest.approx((lo, hi), rel=1e-12)
+        assert res.confidence_level == level and res.n == 6 and res.method == "student-t"
 
 
 @pytest.mark.parametrize(
@@ -52,7 +66,7 @@ def test_mean_ci() -> None:
         ([1.0, np.nan], ["a", "b"], {}, ValueError, "`values` must be finite"),
         (["x", "y"], ["a", "b"], {}, TypeError, "`values` must be numeric"),
         ([1.0, 2.0], "ab", {}, TypeError, "`backgrounds` must be a sequence"),
-        ([1.0, 2.0], ["a", "b"], {"ci": 0}, ValueError, "`ci` must lie in"),
+        ([1.0, 2.0], ["a", "b"], {"confidence_level": 0}, ValueError, "`confidence_level` must lie in"),
         ([1.0, 2.0], ["a", "b"], {"n_resamples": 0}, ValueError, "`n_resamples` must be >= 1"),
         ([], [], {}, ValueError, "`values` must have shape"),
     ],

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy import special as _special
 
-from ipcausal.results import PermutationTestResult
+from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, open_unit, positive_int, seed_from
 
@@ -195,8 +195,11 @@ def permutation_test(
     n_resamples: int = 100_000,
     rng: int | np.random.Generator | None = None,
     confidence_level: float = 0.95,
-) -> PermutationTestResult:
-    """Paired sign-flip permutation test of H0: mean(Δ) = 0.
+) -> SignFlipResult:
+    """The paired sign-flip permutation test of H0: mean(Δ) = 0 (not scipy's ``permutation_test``).
+
+    Each difference keeps or flips its sign with probability 1/2 under H0; the unit of
+    randomisation is the pair.
 
     Parameters
     ----------
@@ -217,7 +220,7 @@ def permutation_test(
 
     Returns
     -------
-    PermutationTestResult
+    SignFlipResult
 
     Examples
     --------
@@ -261,7 +264,7 @@ def permutation_test(
         effect_size=effect_size,
     )
     if scale == 0.0:  # every difference is zero: the statistic equals its null distribution
-        return PermutationTestResult(pvalue=1.0, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
+        return SignFlipResult(pvalue=1.0, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
 
     a_all = absd / scale
     a = np.ascontiguousarray(a_all[nonzero])
@@ -277,7 +280,7 @@ def permutation_test(
         from ipcausal.stats.saddlepoint import saddlepoint_pvalue
 
         p = saddlepoint_pvalue(a, t_obs, alternative, lattice=k)
-        return PermutationTestResult(pvalue=p, method="saddlepoint", n_resamples=None, pvalue_se=0.0, **common)
+        return SignFlipResult(pvalue=p, method="saddlepoint", n_resamples=None, pvalue_se=0.0, **common)
 
     use_exact = False
     if method == "exact":
@@ -293,16 +296,16 @@ def permutation_test(
     if use_exact:
         if lattice_ok and m > AUTO_ENUMERATION_N:
             p = _exact_lattice(k, signs, alternative)
-            return PermutationTestResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common)
+            return SignFlipResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common)
         counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
         p = _pick(counts, alternative) / float(1 << m)
-        return PermutationTestResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
+        return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
 
     counts = _mc_counts(a, signs, n_resamples, seed_from(rng), k=k)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
-    return PermutationTestResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, **common)
+    return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, **common)
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import special as _special
 
-from ipcausal.results import SignTestResult
+from ipcausal.stats.results import SignTestResult
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, finite_real, open_unit
 
 __all__ = ["sign_test", "sign_tests", "binomial_tail"]
@@ -52,19 +52,23 @@ def _null_text(m0: float, alternative: str) -> str:
 def sign_test(
     s: Any,
     *,
-    m0: float = 0.8,
-    alternative: str = "less",
+    m0: float = 0.0,
+    alternative: str = "two-sided",
     confidence_level: float = 0.95,
 ) -> SignTestResult:
-    """Exact sign test of H0: median(s) = m0 (default H1: median(s) < m0).
+    """Exact sign test of H0: median(s) = m0 (default two-sided, like ``scipy.stats.binomtest``).
+
+    The unit of randomisation is the value (each is below or above m0 with probability 1/2
+    under H0).  The study's similarity test is ``m0=0.8, alternative="less"``; that is what
+    :func:`ipcausal.test` passes.
 
     Parameters
     ----------
     s : array_like, shape (n,)
         Similarities of paired responses (any finite numbers; usually in [0, 1]).
     m0 : float
-        The hypothesised median (0.8 in the study).
-    alternative : {"less", "greater", "two-sided"}
+        The hypothesised median (0.8 in the study; default 0).
+    alternative : {"two-sided", "less", "greater"}
         Direction of H1.
     confidence_level : float
         Level of the distribution-free interval for the median.
@@ -76,9 +80,11 @@ def sign_test(
     Examples
     --------
     >>> from ipcausal import sign_test
-    >>> res = sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1])
+    >>> res = sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1], m0=0.8, alternative="less")
     >>> res.statistic, res.n, res.n_ties, round(res.pvalue, 4)
     (5, 6, 1, 0.1094)
+    >>> sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1], m0=0.8).pvalue  # two-sided
+    0.21875
     """
     x = as_sample(s, "s", min_size=1)
     m0 = finite_real(m0, "m0")
@@ -89,8 +95,9 @@ def sign_test(
     n = n_below + n_above
     p = float(_pvalues(n_below, n_above, alternative))
     lo, hi = median_ci(x, level)
+    statistic = {"less": n_below, "greater": n_above}.get(alternative, max(n_below, n_above))
     return SignTestResult(
-        statistic=n_below,
+        statistic=statistic,
         pvalue=p,
         alternative=alternative,
         method="exact-binomial",

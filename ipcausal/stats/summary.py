@@ -8,27 +8,28 @@ from typing import Any
 import numpy as np
 from scipy import special as _special
 
-from ipcausal.results import PBResult
+from ipcausal.stats.results import MeanCIResult, PBResult
 from ipcausal.stats._validate import as_generator, as_sample, open_unit, positive_int
 
 __all__ = ["mean_ci", "personalization_bias"]
 
 
-def mean_ci(d: Any, *, confidence_level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of ``d`` with a Student t confidence interval: ``(mean, low, high)``.
+def mean_ci(d: Any, *, confidence_level: float = 0.95) -> MeanCIResult:
+    """Mean of ``d`` with a Student t confidence interval.
 
     Examples
     --------
     >>> from ipcausal import mean_ci
-    >>> [round(v, 3) for v in mean_ci([1.0, 2.0, 3.0, 4.0])]
-    [2.5, 0.446, 4.554]
+    >>> res = mean_ci([1.0, 2.0, 3.0, 4.0])
+    >>> res.statistic, round(res.ci_low, 3), round(res.ci_high, 3)
+    (2.5, 0.446, 4.554)
     """
     x = as_sample(d, "d")
     level = open_unit(confidence_level, "confidence_level")
     m = float(x.mean())
     sd = float(x.std(ddof=1))
     half = float(_special.stdtrit(x.size - 1, 0.5 + level / 2)) * sd / math.sqrt(x.size)
-    return m, m - half, m + half
+    return MeanCIResult(statistic=m, ci_low=m - half, ci_high=m + half, confidence_level=level, n=int(x.size))
 
 
 def _pb(means: np.ndarray) -> np.ndarray:
@@ -40,7 +41,7 @@ def personalization_bias(
     values: Any,
     backgrounds: Any,
     *,
-    ci: float = 0.95,
+    confidence_level: float = 0.95,
     n_resamples: int = 2000,
     rng: int | np.random.Generator | None = None,
 ) -> PBResult:
@@ -57,7 +58,7 @@ def personalization_bias(
         One outcome per response.
     backgrounds : array_like of str, shape (n,)
         The background of each response (at least two distinct ones).
-    ci : float
+    confidence_level : float
         Confidence level of the bootstrap interval.
     n_resamples : int
         Bootstrap resamples.
@@ -67,7 +68,7 @@ def personalization_bias(
     --------
     >>> from ipcausal import personalization_bias
     >>> pb = personalization_bias([1, 2, 3, 4, 5, 6], ["a", "a", "b", "b", "c", "c"], rng=0)
-    >>> round(pb.value, 4)
+    >>> round(pb.statistic, 4)
     1.633
     """
     if isinstance(values, (str, bytes)):
@@ -87,7 +88,7 @@ def personalization_bias(
     b = np.asarray(backgrounds, dtype=object)
     if b.shape != (v.shape[0],):
         raise ValueError(f"`backgrounds` must have one label per value ({v.shape[0]}), got shape {b.shape}")
-    level = open_unit(ci, "ci")
+    level = open_unit(confidence_level, "confidence_level")
     n_resamples = positive_int(n_resamples, "n_resamples")
     gen = as_generator(rng)
 
@@ -108,7 +109,7 @@ def personalization_bias(
     dims = v.shape[1]
     mean_out = {lab: (float(means[u, 0]) if dims == 1 else means[u].tolist()) for u, lab in enumerate(labels)}
     return PBResult(
-        value=value,
+        statistic=value,
         ci_low=float(lo),
         ci_high=float(hi),
         confidence_level=level,

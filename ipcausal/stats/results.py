@@ -1,0 +1,122 @@
+"""Frozen result objects of the statistical functions (no pandas, nothing from above ``stats``).
+
+Every result has scipy's field names where scipy has one (``statistic``, ``pvalue``,
+``confidence_level``, an interval as ``ci_low``/``ci_high``) plus ``alternative``, ``method``,
+``n`` and ``null_hypothesis`` stated in words, and ``to_dict()`` (plain, JSON-ready values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["Result", "SignFlipResult", "SignTestResult", "PBResult", "MeanCIResult", "plain"]
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars, tuples and nested results made plain Python (JSON-ready)."""
+    if isinstance(value, Result):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars
+        return value.tolist()
+    return value
+
+
+class Result:
+    """Base of the frozen results: ``to_dict()`` gives the fields as plain values."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain Python values (JSON-ready)."""
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class SignFlipResult(Result):
+    """Result of :func:`ipcausal.permutation_test`, the paired sign-flip test of mean(Δ) = 0.
+
+    Not scipy's ``PermutationTestResult`` (that one carries the null distribution): this one
+    says which route gave p.  ``statistic`` is mean(Δ); ``pvalue`` the p-value for
+    ``alternative``; ``method`` one of ``"exact-enumeration"``, ``"exact-lattice"``,
+    ``"monte-carlo"``, ``"saddlepoint"``, ``"paper-compat"``.  ``pvalue_se`` is the Monte Carlo
+    standard error (0 when exact).  ``ci_low``/``ci_high`` bound mean(Δ) at
+    ``confidence_level``, by the method named in ``ci_method``; ``effect_size`` is Cohen's
+    d_z = mean(Δ)/sd(Δ).
+    """
+
+    statistic: float
+    pvalue: float
+    alternative: str
+    method: str
+    n: int
+    null_hypothesis: str
+    n_resamples: int | None
+    pvalue_se: float
+    n_zero: int
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    effect_size: float
+    ci_method: str = "student-t"
+
+
+@dataclass(frozen=True)
+class SignTestResult(Result):
+    """Result of :func:`ipcausal.sign_test`, the one-sample sign test of median(s) = m0.
+
+    ``statistic`` is the count whose binomial tail gives p: n₋ = #{s < m0} for
+    ``alternative="less"``, n₊ = #{s > m0} for ``"greater"``, max(n₋, n₊) for
+    ``"two-sided"``.  ``n`` counts the values that differ from m0 (ties dropped, reported in
+    ``n_ties``).  ``median`` and ``share_below`` are the effect; ``ci_low``/``ci_high`` bound
+    the median (distribution-free order-statistic interval).
+    """
+
+    statistic: int
+    pvalue: float
+    alternative: str
+    method: str
+    n: int
+    null_hypothesis: str
+    m0: float
+    n_total: int
+    n_ties: int
+    n_below: int
+    n_above: int
+    median: float
+    share_below: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    ci_method: str = "binomial-order-statistics"
+
+
+@dataclass(frozen=True)
+class PBResult(Result):
+    """Personalization bias (SPEC §4): ``statistic`` is the population SD of the per-background means."""
+
+    statistic: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    n_resamples: int
+    means: dict[str, Any]
+    counts: dict[str, int]
+    method: str = "percentile-bootstrap"
+
+    def __float__(self) -> float:
+        return float(self.statistic)
+
+
+@dataclass(frozen=True)
+class MeanCIResult(Result):
+    """Result of :func:`ipcausal.mean_ci`: ``statistic`` = mean, a Student t interval around it."""
+
+    statistic: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    n: int
+    method: str = "student-t"
