@@ -314,7 +314,7 @@ def bench_process(args: argparse.Namespace) -> None:
         f"{fmt_time(s)} ({fmt_time(min(sp))}–{fmt_time(max(sp))}, n={len(sp)})")
     NOTES.append("Whole process: most of the warm time is the interpreter, imports (pandas via PairSet, "
                  "numba; scipy.special but not scipy.stats) and loading numba's cached machine code; "
-                 "`python -X importtime -c 'import ipcausal.api'` shows the split.")
+                 "`python -X importtime -c 'import ipcausal.study.test'` shows the split.")
     row("6", "  ratio scipy script / ipcausal (warm)", f"{s / w:.1f}×", goal(s / w, 5, "≥ 5×"))
 
 

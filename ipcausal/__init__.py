@@ -22,9 +22,11 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
     "PairSet": "ipcausal.pairs",
-    "test": "ipcausal.api",
-    "Report": "ipcausal.results",
-    "GroupResult": "ipcausal.results",
+    "test": "ipcausal.study.test",
+    "Report": "ipcausal.study.results",
+    "GroupResult": "ipcausal.study.results",
+    "reproduce": "ipcausal.study.reproduce",
+    "MonteCarloResolutionWarning": "ipcausal.study.test",
     "SignFlipResult": "ipcausal.stats.results",
     "SignTestResult": "ipcausal.stats.results",
     "PBResult": "ipcausal.stats.results",
@@ -35,20 +37,20 @@ _LAZY: dict[str, str] = {
     "adjust_pvalues": "ipcausal.stats.multitest",
     "personalization_bias": "ipcausal.stats.summary",
     "mean_ci": "ipcausal.stats.summary",
-    "run": "ipcausal.runner",
+    "run": "ipcausal.study.run",
     "get_backend": "ipcausal.backends",
-    "power": "ipcausal.planning",
-    "placebo": "ipcausal.noise_floor",
+    "power": "ipcausal.study.power",
+    "placebo": "ipcausal.study.placebo",
     "score_pairs": "ipcausal.scoring",
-    "run_case": "ipcausal.cases",
+    "run_case": "ipcausal.study.cases",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ipcausal.api import test
+    from ipcausal.study.test import MonteCarloResolutionWarning, test
     from ipcausal.pairs import PairSet
-    from ipcausal.results import GroupResult, Report
+    from ipcausal.study.results import GroupResult, Report
     from ipcausal.stats.results import MeanCIResult, PBResult, SignFlipResult, SignTestResult
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test

@@ -36,10 +36,17 @@ class CliError(Exception):
     """An error to print as one line (no traceback) with exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``ipcausal CMD: error: …``, exit 2), like every other CLI error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ipcausal import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ipcausal",
         description="Does a language model implicitly personalize? Build paired prompts, run a model, "
         "score the responses and test for an effect of the implied user background.",
@@ -60,7 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ipcausal`` console script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a bad value (argparse has printed the message)
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_ERROR
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR

@@ -40,6 +40,7 @@ OUTCOME_COLUMNS: tuple[str, ...] = ("score_i", "score_j", "similarity")
 _TEXT_COLUMNS = ("background_i", "background_j", "x_i", "x_j")
 _OPTIONAL_TEXT = ("y_i", "y_j", "model")
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+FORMATS = _FORMATS  # public: file suffix -> format (the CLI imports it from here)
 
 
 def _rows(mask: np.ndarray, limit: int = 5) -> str:

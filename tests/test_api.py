@@ -11,7 +11,7 @@ import pytest
 
 import ipcausal
 from ipcausal import PairSet
-from ipcausal.api import MonteCarloResolutionWarning
+from ipcausal.study.test import MonteCarloResolutionWarning
 
 
 def interval_pairs(n: int = 40, shift: float = 0.0, seed: int = 0, models: tuple[str, ...] = ()) -> PairSet:

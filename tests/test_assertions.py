@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import ipcausal
-from ipcausal.results import Report
+from ipcausal.study.results import Report
 from ipcausal.testing import SimulatedModel, assert_ip, assert_no_ip
 from ipcausal.testing.plugin import ipcausal_cache, simulated_model  # noqa: F401  (fixtures)
 

@@ -34,7 +34,7 @@ def test_lazy_public_names() -> None:
     import ipcausal
 
     assert ipcausal.get_backend is get_backend
-    from ipcausal.runner import run
+    from ipcausal.study.run import run
 
     assert ipcausal.run is run
 

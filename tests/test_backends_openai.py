@@ -16,7 +16,7 @@ from ipcausal.backends.local import resolve_gguf  # noqa: E402
 from ipcausal.backends.openai_backend import OpenAIBackend  # noqa: E402
 from ipcausal.cli import main  # noqa: E402
 from ipcausal.pairs import PairSet  # noqa: E402
-from ipcausal.runner import summarize  # noqa: E402
+from ipcausal.study.run import summarize  # noqa: E402
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 

@@ -87,7 +87,7 @@ def test_vllm_generates_reproducible_batched_responses(vllm_backend) -> None:  #
 def test_vllm_through_the_run_stage_and_cache(vllm_backend, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import ipcausal
     from ipcausal.backends import GenerationConfig
-    from ipcausal.runner import summarize
+    from ipcausal.study.run import summarize
 
     pairs = ipcausal.PairSet.from_records(
         {"pair_id": k, "background_i": "US", "background_j": "UK",

@@ -69,7 +69,7 @@ def test_build_demo(tmp_path, capsys, name, n):
         (["build", "essays", "--prompts", "/no/p.txt", "-o", "x.jsonl"], "/no/p.txt: no such file"),
         (["build", "demo", "nope", "-o", "x.jsonl"], "`name` must be one of"),
         (["build"], "choose a dataset"),
-        (["build", "farm", "--source", ".", "--max-tokens", "0", "-o", "x.jsonl"], "--max-tokens must be a positive"),
+        (["build", "farm", "--source", ".", "--max-tokens", "0", "-o", "x.jsonl"], "argument --max-tokens: must be a positive integer, got 0"),
     ],
 )
 def test_errors_are_one_line(tmp_path, capsys, argv, message):
@@ -92,7 +92,7 @@ def test_malformed_sources_are_one_line(tmp_path, shared_data, capsys):
     rc, _, err = _run(capsys, "build", "essays", "--prompts", str(prompts), "-o", str(tmp_path / "o.jsonl"))
     assert rc == 2 and "need --backend" in err
     rc, _, err = _run(capsys, "build", "farm", "--source", str(tmp_path), "--limit", "0", "-o", "o.jsonl")
-    assert rc == 2 and "--limit must be a positive integer" in err
+    assert rc == 2 and "argument --limit: must be a positive integer, got 0" in err
 
 
 def test_build_ambrqa_stylish(tmp_path, shared_data, capsys):

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ipcausal.cases import CASES, demo_pairs, run_case
+from ipcausal.study.cases import CASES, demo_pairs, run_case
 from ipcausal.cli import main
 
 pytest.importorskip("llama_cpp")

@@ -10,7 +10,7 @@ import pytest
 
 import ipcausal
 from ipcausal.backends import BackendError, GenerationConfig
-from ipcausal.noise_floor import PlaceboResult, placebo
+from ipcausal.study.placebo import PlaceboResult, placebo
 from ipcausal.testing import SimulatedModel
 
 HOT = GenerationConfig(temperature=0.7)
@@ -140,7 +140,7 @@ def test_bad_arguments():
 
 
 def test_the_public_name_is_the_function():
-    import ipcausal.noise_floor  # noqa: F401
+    import ipcausal.study.placebo  # noqa: F401
 
     sim = SimulatedModel()
     pairs = sim.study(n=3, rng=0)

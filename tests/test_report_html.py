@@ -63,9 +63,9 @@ def similarity_pairs(n=25):
 def sections():
     a, b = interval_pairs(), similarity_pairs()
     return [
-        Section("Essays <&>", ipcausal.test(a, rng=0), a, {"requested": 180, "completed": 180, "failed": 0,
-                                                           "unparseable": 0}, {"model": "m1", "max_tokens": 64}),
-        Section("Culture", ipcausal.test(b), b, {"requested": 50, "completed": 50}),
+        Section("Essays <&>", ipcausal.test(a, rng=0), {"requested": 180, "completed": 180, "failed": 0,
+                                                        "unparseable": 0}, {"model": "m1", "max_tokens": 64}),
+        Section("Culture", ipcausal.test(b), {"requested": 50, "completed": 50}),
     ]
 
 
@@ -130,3 +130,73 @@ def test_cli_score_then_report(tmp_path):
     page = (tmp_path / "r.html").read_text()
     assert "unparseable" in page and "data:image/png" in page
     assert main(["report", str(tmp_path / "nothing"), "-o", str(tmp_path / "r.html")]) == 2
+
+
+def test_report_round_trip_and_render_later(sections, tmp_path):
+    from ipcausal.report import read_sections
+
+    for sec in sections:
+        path = sec.report.write(tmp_path / "r.json")
+        back = ipcausal.Report.read(path)
+        assert back.to_dict() == sec.report.to_dict()
+        assert back == sec.report or str(back) == str(sec.report)
+        assert format_html(Section("x", back)) == format_html(Section("x", sec.report))
+    write_report(sections, tmp_path / "both.json")
+    again = read_sections(tmp_path / "both.json")
+    assert [s.title for s in again] == ["Essays <&>", "Culture"] and again[0].counts["requested"] == 180
+    assert [s.report.to_dict() for s in again] == [s.report.to_dict() for s in sections]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": "ipcausal.report", "schema_version": 99, "report": {}}))
+    with pytest.raises(ValueError, match="schema version 99 is newer"):
+        ipcausal.Report.read(bad)
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not a JSON report"):
+        ipcausal.Report.read(bad)
+    with pytest.raises(ValueError, match="is a directory"):
+        ipcausal.Report.read(tmp_path)
+
+
+def test_cli_test_then_report_renders_the_written_numbers(tmp_path, capsys):
+    src = interval_pairs().write(tmp_path / "scored.jsonl")
+    assert main(["test", str(src), "--method", "monte-carlo", "--resamples", "3000", "--seed", "5",
+                 "-o", str(tmp_path / "r.json")]) == 0
+    capsys.readouterr()
+    written = json.loads((tmp_path / "r.json").read_text())["report"]
+    assert main(["report", str(tmp_path / "r.json"), "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    from ipcausal.study.text import format_p
+
+    for g in written["groups"]:
+        assert f"<td>{format_p(g['pvalue'])}</td>" in page and f"<td>{format_p(g['pvalue_adjusted'])}</td>" in page
+    # rendering did not test again: a report with a changed p renders the changed p
+    written["groups"][0]["pvalue"] = 0.123456
+    (tmp_path / "r2.json").write_text(json.dumps({"schema": "ipcausal.report", "schema_version": 1,
+                                                  "report": written}))
+    assert main(["report", str(tmp_path / "r2.json"), "-o", str(tmp_path / "r2.html")]) == 0
+    assert "<td>0.1235</td>" in (tmp_path / "r2.html").read_text()
+
+
+def test_null_summary_is_the_route_that_gave_p():
+    from ipcausal.stats import _kernels as K
+    from ipcausal.stats.null import null_distribution
+
+    # exact lattice: the pmf is the DP's and its tail is the exact p
+    d = np.r_[np.ones(30), -np.ones(12), 2 * np.ones(8), np.zeros(3)]
+    res = ipcausal.permutation_test(d, method="exact")
+    null = null_distribution(d, res)
+    x, w = np.array(null.x), np.array(null.weights)
+    assert res.method == "exact-lattice" and null.kind == "pmf" and "lattice DP" in null.label
+    assert w.sum() == pytest.approx(1.0)
+    assert w[np.abs(x) >= abs(res.statistic) - 1e-12].sum() == pytest.approx(res.pvalue, rel=1e-9)
+    # Monte Carlo: the replayed draws are the kernel's own (same count of extreme draws)
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.1, 1.0, 70)
+    res = ipcausal.permutation_test(d, method="monte-carlo", n_resamples=4096, rng=9)
+    from ipcausal.stats.null import _replay
+
+    a = np.abs(d) / np.abs(d).max()
+    t = _replay(a, res.seed, 4096)
+    b = int(np.sum(np.abs(t) >= abs(float(np.sign(d) @ a)) - 1e-9 * a.sum()))
+    assert (b + 1) / 4097 == pytest.approx(res.pvalue, abs=1e-15)
+    assert null_distribution(d, res).label.startswith("first 4,096 of the 4,096 sign vectors")
+    assert K.CHUNK == 2048

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ipcausal.cli import main
-from ipcausal.reproduce import load_case1, load_case2, load_case3, reproduce
+from ipcausal.study.reproduce import load_case1, load_case2, load_case3, reproduce
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_verdicts_and_modes(rep):
 
 
 def test_cli_reproduce(released, capsys, tmp_path):
-    assert main(["reproduce", "--released", str(released), "--cases", "education", "--csv", str(tmp_path / "t.csv")]) == 0
+    assert main(["reproduce", "--released", str(released), "--cases", "education", "-o", str(tmp_path / "t.csv")]) == 0
     out = capsys.readouterr().out
     assert "### education" in out and "| alpaca | SAE−AAE | 518 |" in out
     assert (tmp_path / "t.csv").stat().st_size > 0

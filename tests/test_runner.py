@@ -19,7 +19,7 @@ from ipcausal.backends import GenerationConfig
 from ipcausal.backends.cache import ResponseCache
 from ipcausal.cli import main
 from ipcausal.pairs import PairSet
-from ipcausal.runner import RunSummary, summarize
+from ipcausal.study.run import RunSummary, summarize
 
 
 def _pairs(n: int, fail: set[int] = frozenset(), prefix: str = "Q") -> PairSet:

@@ -13,24 +13,25 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ipcausal.commands._common import add_backend, add_out, add_seed, make_backend, positive_int
+
 __all__ = ["register"]
 
 
-def _common(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
-    p.add_argument("-o", "--out", required=True, metavar="FILE", help="output PairSet (.jsonl, .csv or .parquet)")
+def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
+    add_out(p, "output PairSet (.jsonl, .csv or .parquet)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: next to OUT, NAME.manifest.json)")
     if seed:
-        p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+        add_seed(p)
     if llm:
         g = p.add_argument_group("LLM backend (for generated text)")
-        g.add_argument("--backend", choices=("local", "openai", "vllm"),
-                       help="model used by the LLM generators (default: none, offline steps only)")
-        g.add_argument("--model", metavar="NAME_OR_PATH", help="model name or path (local default: SmolLM2-135M)")
-        g.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint (with --backend openai)")
+        add_backend(g, what="model used by the LLM generators (default: none, offline steps only)")
         g.add_argument("--cache", metavar="FILE", help="response cache (default: OUT.cache.sqlite)")
         g.add_argument("--no-cache", action="store_true", help="do not cache LLM responses")
-        g.add_argument("--max-tokens", type=int, metavar="N", help="token limit per LLM generation (default: per step)")
-        g.add_argument("--max-attempts", type=int, default=3, metavar="N", help="tries per LLM rewrite (default 3)")
+        g.add_argument("--max-tokens", type=positive_int, metavar="N",
+                       help="token limit per LLM generation (default: per step)")
+        g.add_argument("--max-attempts", type=positive_int, default=3, metavar="N",
+                       help="tries per LLM rewrite (default 3)")
 
 
 def register(subparsers: Any) -> None:
@@ -49,11 +50,11 @@ def register(subparsers: Any) -> None:
                    "(stylish_question_by_domain/; the paper's 825)")
     a.add_argument("--stylish-ambiguous", action="store_true",
                    help="with --stylish: also swap rewrites whose markers are all ambiguous (may change meaning)")
-    a.add_argument("--limit", type=int, metavar="N", help="only the first N opinion questions")
+    a.add_argument("--limit", type=positive_int, metavar="N", help="only the first N opinion questions")
     a.add_argument("--no-factual", action="store_true", help="with --backend: skip the factual half")
-    a.add_argument("--topics-per-domain", type=int, default=2, metavar="N", help="factual half (default 2)")
-    a.add_argument("--questions-per-topic", type=int, default=2, metavar="N", help="factual half (default 2)")
-    _common(a, llm=True)
+    a.add_argument("--topics-per-domain", type=positive_int, default=2, metavar="N", help="factual half (default 2)")
+    a.add_argument("--questions-per-topic", type=positive_int, default=2, metavar="N", help="factual half (default 2)")
+    _flags(a, llm=True)
     a.set_defaults(func=_ambrqa)
 
     e = sub.add_parser("essays", help="SAE vs AAE vs ESL essay-prompt pairs from your SAE prompts",
@@ -62,9 +63,9 @@ def register(subparsers: Any) -> None:
     e.add_argument("--prompts", required=True, metavar="FILE", help="SAE prompts (.jsonl with `prompt`, .csv, .txt)")
     e.add_argument("--styles", default="aae,esl", metavar="LIST", help="comma-separated: aae, esl (default both)")
     e.add_argument("--esl-rules", action="store_true", help="make ESL offline with seeded rules (no LLM)")
-    e.add_argument("--n-errors", type=int, default=3, metavar="N", help="ESL errors per prompt (default 3)")
-    e.add_argument("--limit", type=int, metavar="N", help="only the first N prompts")
-    _common(e, llm=True)
+    e.add_argument("--n-errors", type=positive_int, default=3, metavar="N", help="ESL errors per prompt (default 3)")
+    e.add_argument("--limit", type=positive_int, metavar="N", help="only the first N prompts")
+    _flags(e, llm=True)
     e.set_defaults(func=_essays)
 
     f = sub.add_parser("farm", help="true- vs false-belief prompt pairs from the Farm dataset",
@@ -72,15 +73,15 @@ def register(subparsers: Any) -> None:
                        "items when present, else written by --backend.")
     f.add_argument("--source", required=True, metavar="DIR", help="Farm directory (Boolq/NQ1/NQ2/TruthfulQA .jsonl)")
     f.add_argument("--domains", default="same,foreign", metavar="LIST", help="statement domains (default same,foreign)")
-    f.add_argument("--limit", type=int, metavar="N", help="only the first N items per file")
+    f.add_argument("--limit", type=positive_int, metavar="N", help="only the first N items per file")
     f.add_argument("--drop-identical", action="store_true", help="skip pairs whose two statements are identical")
-    _common(f, llm=True)
+    _flags(f, llm=True)
     f.set_defaults(func=_farm)
 
     d = sub.add_parser("demo", help="one of our embedded demo sets (culture, education, echo)",
                        description="Pairs from the small demo sets shipped with ipcausal.")
     d.add_argument("name", metavar="NAME", help="culture | education | echo")
-    _common(d, llm=True)
+    _flags(d, llm=True)
     d.set_defaults(func=_demo)
 
 
@@ -91,24 +92,8 @@ def _no_dataset(p: argparse.ArgumentParser) -> int:
 
 
 def _backend(args: argparse.Namespace) -> Any:
-    from ipcausal.cli import CliError
-
-    kind = getattr(args, "backend", None)
-    if kind is None:
-        if getattr(args, "model", None) or getattr(args, "base_url", None):
-            raise CliError("--model/--base-url need --backend")
-        return None
-    from ipcausal.backends import get_backend
-
-    if args.base_url and kind != "openai":
-        raise CliError("--base-url is only for --backend openai")
-    kwargs: dict[str, Any] = {"model": args.model}
-    if kind == "openai" and args.base_url:
-        kwargs["base_url"] = args.base_url
-    if kind == "vllm" and not args.model:
-        raise CliError("--backend vllm needs --model")
-    backend = get_backend(kind, **kwargs)
-    if args.no_cache:
+    backend = make_backend(args)
+    if backend is None or args.no_cache:
         return backend
     from ipcausal.backends.cache import CachedBackend
 
@@ -127,24 +112,10 @@ def _finish(result: Any, args: argparse.Namespace, what: str) -> int:
     return 0
 
 
-def _positive(name: str, v: int | None) -> None:
-    from ipcausal.cli import CliError
-
-    if v is not None and v < 1:
-        raise CliError(f"{name} must be a positive integer, got {v}")
-
-
-def _check_llm_args(args: argparse.Namespace) -> None:
-    _positive("--max-tokens", getattr(args, "max_tokens", None))
-    _positive("--max-attempts", getattr(args, "max_attempts", None))
-
-
 def _ambrqa(args: argparse.Namespace) -> int:
-    _check_llm_args(args)
     from ipcausal.builders import build_ambrqa
     from ipcausal.cli import CliError
 
-    _positive("--limit", args.limit)
     if not args.global_opinions and not args.backend and not args.stylish:
         raise CliError("give --global-opinions CSV (opinion half) and/or --stylish DIR or --backend (factual half)")
     if args.global_opinions and not Path(args.global_opinions).is_file():
@@ -159,12 +130,9 @@ def _ambrqa(args: argparse.Namespace) -> int:
 
 
 def _essays(args: argparse.Namespace) -> int:
-    _check_llm_args(args)
     from ipcausal.builders import build_essays
     from ipcausal.cli import CliError
 
-    _positive("--limit", args.limit)
-    _positive("--n-errors", args.n_errors)
     if not Path(args.prompts).is_file():
         raise CliError(f"{args.prompts}: no such file (expected SAE essay prompts as .jsonl, .csv or .txt)")
     styles = [s.strip() for s in args.styles.split(",") if s.strip()]
@@ -178,11 +146,9 @@ def _essays(args: argparse.Namespace) -> int:
 
 
 def _farm(args: argparse.Namespace) -> int:
-    _check_llm_args(args)
     from ipcausal.builders import build_farm
     from ipcausal.cli import CliError
 
-    _positive("--limit", args.limit)
     if not Path(args.source).exists():
         raise CliError(f"{args.source}: no such directory (expected the Farm JSONL files)")
     domains = tuple(s.strip() for s in args.domains.split(",") if s.strip())

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
+
+from ipcausal.commands._common import add_out, add_progress, add_seed, positive_int
 
 HELP = "run all three case studies on the embedded demo sets with the local SmolLM2 model"
 
@@ -13,10 +14,10 @@ HELP = "run all three case studies on the embedded demo sets with the local Smol
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help=HELP, description=HELP + " (a few minutes on two CPU cores; "
                        "rerunning reuses the response cache in --out)")
-    p.add_argument("--out", default="demo-out", help="output folder (default demo-out)")
-    p.add_argument("--limit", type=int, help="items per case (default: the demo's own sizes)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true")
+    add_out(p, "output folder", default="demo-out")
+    p.add_argument("--limit", type=positive_int, help="items per case (default: the demo's own sizes)")
+    add_seed(p)
+    add_progress(p)
     p.set_defaults(func=main)
 
 
@@ -26,25 +27,15 @@ def main(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from ipcausal.backends import get_backend
-    from ipcausal.cases import CASES, run_case
-    from ipcausal.report import format_text, write_report
-    from ipcausal.scoring import EmbeddingSimilarity
+    from ipcausal.report import write_case_reports
+    from ipcausal.study.cases import run_demo
 
     t0 = time.perf_counter()
-    backend = get_backend("local")
-    results = []
-    for case in CASES:
-        print(f"[{case}] running ...", file=sys.stderr, flush=True)
-        results.append(run_case(case, backend, out=os.path.join(args.out, case), limit=args.limit, seed=args.seed,
-                                progress=not args.no_progress,
-                                embedder=EmbeddingSimilarity() if case == "culture" else None))
-    sections = [r.section for r in results]
-    html = write_report(sections, os.path.join(args.out, "report.html"), title="ipcausal demo — three case studies")
-    write_report(sections, os.path.join(args.out, "report.md"), title="ipcausal demo — three case studies")
+    results = run_demo(args.out, limit=args.limit, progress=not args.no_progress, seed=args.seed)
+    html = write_case_reports(results, args.out, title="ipcausal demo — three case studies")["report.html"]
     for r in results:
         print(f"\n== {r.title} ==")
-        print(format_text(r.report), end="")
+        print(str(r.report), end="")
         print("counts: " + ", ".join(f"{k} {v}" for k, v in r.counts.items()))
     print(f"\ncombined HTML report: {os.path.abspath(html)}")
     print(f"wall time: {time.perf_counter() - t0:.0f} s")

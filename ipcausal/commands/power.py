@@ -7,10 +7,15 @@ import json
 import sys
 from typing import Any
 
+from ipcausal.commands._common import add_seed, positive_float, positive_int, unit_level
+
 HELP = "power of a planned study for one background pair, or the smallest number of pairs"
 
 
 def register(sub: Any) -> None:
+    from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal.study.power import POWER_METHODS
+
     p = sub.add_parser(
         "power",
         help=HELP,
@@ -19,27 +24,24 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--effect", type=float, required=True, help="mean Δ (interval) or P(similarity < m0) (similarity)")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--n", type=int, help="number of pairs → power")
-    which.add_argument("--power", type=float, help="target power in (0, 1) → smallest number of pairs")
-    p.add_argument("--alpha", type=float, default=0.05, help="family-wise level (default 0.05)")
-    p.add_argument("--tests", type=int, default=1, help="background pairs in the family (Bonferroni; default 1)")
+    which.add_argument("--n", type=positive_int, help="number of pairs → power")
+    which.add_argument("--power", type=unit_level, help="target power in (0, 1) → smallest number of pairs")
+    p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
+    p.add_argument("--tests", type=positive_int, default=1, help="background pairs in the family (Bonferroni; default 1)")
     p.add_argument("--outcome", default="interval", choices=["interval", "similarity"])
-    p.add_argument("--sd", type=float, default=1.0, help="standard deviation of Δ (interval; default 1)")
+    p.add_argument("--sd", type=positive_float, default=1.0, help="standard deviation of Δ (interval; default 1)")
     p.add_argument("--m0", type=float, default=0.8, help="null median of the similarity (default 0.8)")
-    p.add_argument("--method", default="auto", choices=["auto", "approx", "exact", "simulate"])
-    p.add_argument("--alternative", default=None, choices=["two-sided", "greater", "less"])
-    p.add_argument("--sims", type=int, default=2000, help="simulated data sets (--method simulate; default 2000)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the simulation")
+    p.add_argument("--method", default="auto", choices=POWER_METHODS)
+    p.add_argument("--alternative", default=None, choices=ALTERNATIVES)
+    p.add_argument("--sims", type=positive_int, default=2000, help="simulated data sets (--method simulate; default 2000)")
+    add_seed(p, "seed of the simulation")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from ipcausal.cli import CliError
-    from ipcausal.planning import power
+    from ipcausal.study.power import power
 
-    if args.seed is not None and args.seed < 0:
-        raise CliError(f"`--seed` must be a non-negative integer, got {args.seed}")
     result = power(
         args.effect,
         n=args.n,

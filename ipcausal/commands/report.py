@@ -1,4 +1,9 @@
-"""``ipcausal report RESULTS -o report.html``: Markdown or self-contained HTML from scored pairs or case folders."""
+"""``ipcausal report INPUT... -o report.html``: render Reports (or test scored pairs first).
+
+INPUT is a Report file (``ipcausal test ... -o report.json``, or a case's ``report.json``) — rendered
+as written, without testing again — or scored pairs / an ``ipcausal case`` folder, which are tested
+with the options below (the defaults of ``ipcausal test``).
+"""
 
 from __future__ import annotations
 
@@ -9,29 +14,42 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-HELP = "write a Markdown or HTML report (plots embedded) from scored pairs or case output folders"
+from ipcausal.commands._common import add_out, add_seed, add_test_options, test_kwargs
+
+HELP = "write a Markdown or HTML report (plots embedded) from Report files, scored pairs or case folders"
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("report", help=HELP, description=HELP + ". RESULTS: scored pair files or folders written "
-                       "by `ipcausal case`; several make one combined report.")
-    p.add_argument("results", nargs="+", help="scored pairs file(s) or case folder(s)")
-    p.add_argument("-o", "--output", required=True, help="report file: .html, .md, .json or .txt")
+    p = sub.add_parser("report", help=HELP, description=HELP + ". A Report file (.json from `ipcausal test -o`) "
+                       "is rendered as written; scored pairs and `ipcausal case` folders are tested first with "
+                       "the test options below. Several inputs make one combined report.")
+    p.add_argument("results", nargs="+", help="Report file(s) (.json), scored pairs file(s) or case folder(s)")
+    add_out(p, "report file: .html, .md, .json or .txt")
     p.add_argument("--title", default="ipcausal report")
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--correction", default="bonferroni",
-                   choices=["bonferroni", "sidak", "holm", "holm-sidak", "hochberg", "bh", "by", "none"])
-    p.add_argument("--m0", type=float, default=0.8)
-    p.add_argument("--seed", type=int, default=0, help="seed for Monte Carlo and the bootstrap (default 0)")
-    p.add_argument("--paper-compat", action="store_true", help="the study's released-code mode (see docs)")
+    add_test_options(p)
+    add_seed(p, "seed for Monte Carlo and the bootstrap (scored-pairs inputs)")
     p.set_defaults(func=main)
 
 
-def _section(path: Path, args: argparse.Namespace) -> Any:
-    from ipcausal.api import test
-    from ipcausal.pairs import PairSet
-    from ipcausal.report import Section
+def _is_report_file(path: Path) -> bool:
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8") as fh:
+            head = json.loads(fh.read())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    items = head if isinstance(head, list) else [head]
+    return bool(items) and all(isinstance(i, dict) and "report" in i for i in items)
 
+
+def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
+    from ipcausal.pairs import PairSet
+    from ipcausal.report import Section, read_sections
+    from ipcausal.study.test import MonteCarloResolutionWarning, test
+
+    if _is_report_file(path):
+        return read_sections(path)
     counts: dict[str, Any] = {}
     settings: dict[str, Any] = {}
     title = path.stem
@@ -39,11 +57,10 @@ def _section(path: Path, args: argparse.Namespace) -> Any:
         meta_path, pairs_path = path / "meta.json", path / "pairs.jsonl"
         if not pairs_path.is_file():
             raise FileNotFoundError(f"{path} has no pairs.jsonl (not an `ipcausal case` output folder)")
+        title = path.name
         if meta_path.is_file():
             meta = json.loads(meta_path.read_text())
             counts, settings, title = meta.get("counts", {}), meta.get("settings", {}), meta.get("title", path.name)
-        else:
-            title = path.name
     else:
         pairs_path = path
         meta_path = path.with_suffix("").with_name(path.with_suffix("").name + ".meta.json")
@@ -54,16 +71,15 @@ def _section(path: Path, args: argparse.Namespace) -> Any:
     if "model" in ps and "model" not in settings:
         settings["model"] = ", ".join(sorted(set(ps["model"].dropna().astype(str))))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rep = test(ps, alpha=args.alpha, correction=args.correction, m0=args.m0, rng=args.seed,
-                   paper_compat=args.paper_compat)
-    return Section(title, rep, ps, counts, settings)
+        warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
+        report = test(ps, **test_kwargs(args))
+    return [Section(title, report, counts, settings)]
 
 
 def main(args: argparse.Namespace) -> int:
     from ipcausal.report import write_report
 
-    sections = [_section(Path(r), args) for r in args.results]
-    out = write_report(sections, args.output, title=args.title)
+    sections = [s for r in args.results for s in _sections(Path(r), args)]
+    out = write_report(sections, args.out, title=args.title)
     print(f"report written: {out}", file=sys.stderr)
     return 0

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ipcausal.commands._common import add_out, add_seed, positive_int, unit_level
+
 HELP = "recompute the study's result tables from the authors' released outputs (both modes)"
 
 
@@ -15,15 +17,16 @@ def register(sub: Any) -> None:
                    help="folder with the jiarui-liu/IP layout (case_1/, case_2/, case_3/)")
     p.add_argument("--cases", default="culture,education,echo",
                    help="comma-separated subset of culture,education,echo (default: all)")
-    p.add_argument("--alpha", type=float, default=0.05, help="family-wise level (default 0.05)")
-    p.add_argument("--resamples", type=int, default=1000, help="L of the paper-compatible Monte Carlo (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the paper-compatible Monte Carlo (default 0)")
-    p.add_argument("--csv", metavar="FILE", help="also write the full table as CSV")
+    p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
+    p.add_argument("--resamples", type=positive_int, default=1000,
+                   help="L of the paper-compatible Monte Carlo (default 1000)")
+    add_seed(p, "seed of the paper-compatible Monte Carlo")
+    add_out(p, "also write the full table as CSV", required=False)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from ipcausal.reproduce import reproduce
+    from ipcausal.study.reproduce import reproduce
 
     cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())
     rep = reproduce(args.released, cases=cases, alpha=args.alpha, n_resamples_paper=args.resamples, seed=args.seed)
@@ -35,6 +38,6 @@ def main(args: argparse.Namespace) -> int:
     for r in v.itertuples():
         out.append(f"| {r.case} | {r.model} | {'yes' if r.ip else 'no'} | {'yes' if r.ip_paper else 'no'} |")
     sys.stdout.write("\n".join(out) + "\n")
-    if args.csv:
-        rep.table.to_csv(args.csv, index=False)
+    if args.out:
+        rep.table.to_csv(args.out, index=False)
     return 0

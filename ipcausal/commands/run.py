@@ -12,7 +12,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register", "handle", "default_cache_path"]
+from ipcausal.commands._common import (
+    add_backend,
+    add_out,
+    add_progress,
+    add_seed,
+    make_backend,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+
+__all__ = ["register", "main", "default_cache_path"]
 
 
 def default_cache_path(out: str | os.PathLike[str]) -> Path:
@@ -39,87 +51,71 @@ def register(subparsers: Any) -> None:
         "again with the same arguments only asks for what is missing. Exit status 3: some responses failed.",
     )
     p.add_argument("pairs", metavar="PAIRS", help="input PairSet (.jsonl, .csv or .parquet)")
-    p.add_argument("--backend", choices=("local", "openai", "vllm"), default="local",
-                   help="local: llama.cpp in process (default); openai: OpenAI or a compatible server; vllm: in process")
-    p.add_argument("--model", metavar="NAME_OR_PATH",
-                   help="model name or path (local default: smollm2-135m-instruct; openai with --base-url: the "
-                        "server's first model)")
-    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
-    p.add_argument("--max-tokens", type=int, default=256, metavar="N", help="tokens per response (default 256)")
+    add_backend(p, default="local")
+    p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N", help="tokens per response (default 256)")
     p.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default)")
     p.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling (default 1)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
-    p.add_argument("--n", type=int, default=1, metavar="N", help="samples per prompt (default 1; y_* is the first)")
+    add_seed(p, "sampling seed")
+    p.add_argument("--n", type=positive_int, default=1, metavar="N",
+                   help="samples per prompt (default 1; y_* is the first, samples_* keep all)")
     p.add_argument("--repeat-penalty", type=float, default=1.0, metavar="R", help="default 1.0 (sent explicitly)")
     p.add_argument("--stop", action="append", default=[], metavar="TEXT", help="stop sequence (repeatable)")
     p.add_argument("--system", metavar="TEXT", help="system message put before every prompt")
-    p.add_argument("--concurrency", type=int, metavar="K", help="requests in flight (openai; default 8)")
-    p.add_argument("--out", required=True, metavar="FILE", help="output PairSet (.jsonl, .csv or .parquet)")
+    p.add_argument("--concurrency", type=positive_int, metavar="K", help="requests in flight (openai; default 8)")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs (a quick look first)")
+    add_out(p, "output PairSet (.jsonl, .csv or .parquet)")
     p.add_argument("--cache", metavar="FILE", help="response cache (default: OUT.cache.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write a cache (no resume)")
     g = p.add_argument_group("openai backend")
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (the key is never written anywhere)")
-    g.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="per-request timeout (default 60)")
-    g.add_argument("--retries", type=int, default=5, metavar="N", help="retries per request (default 5)")
-    g.add_argument("--price-input", type=float, metavar="PRICE", help="price per million prompt tokens (shows cost)")
-    g.add_argument("--price-output", type=float, metavar="PRICE", help="price per million completion tokens")
+    g.add_argument("--timeout", type=positive_float, default=60.0, metavar="SEC",
+                   help="per-request timeout (default 60)")
+    g.add_argument("--retries", type=non_negative_int, default=5, metavar="N", help="retries per request (default 5)")
+    g.add_argument("--price-input", type=non_negative_float, metavar="PRICE",
+                   help="price per million prompt tokens (shows cost)")
+    g.add_argument("--price-output", type=non_negative_float, metavar="PRICE",
+                   help="price per million completion tokens")
     v = p.add_argument_group("vllm backend")
     v.add_argument("--tokenizer", metavar="PATH", help="tokenizer folder (for a GGUF model)")
-    v.add_argument("--tensor-parallel-size", type=int, default=1, metavar="N", help="GPUs per layer")
-    v.add_argument("--pipeline-parallel-size", type=int, default=1, metavar="N", help="pipeline stages")
+    v.add_argument("--tensor-parallel-size", type=positive_int, default=1, metavar="N", help="GPUs per layer")
+    v.add_argument("--pipeline-parallel-size", type=positive_int, default=1, metavar="N", help="pipeline stages")
     v.add_argument("--distributed-executor-backend", choices=("mp", "ray"), help="ray: spread over a Ray cluster")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=handle)
+    add_progress(p)
+    p.set_defaults(func=main)
 
 
 def _make_backend(args: argparse.Namespace) -> Any:
-    from ipcausal.backends import BackendError, get_backend
-    from ipcausal.cli import CliError
-
-    if args.base_url and args.backend != "openai":
-        raise CliError("--base-url is only for --backend openai")
-    if args.backend == "local":
-        return get_backend("local", model=args.model)
+    options: dict[str, Any] = {}
     if args.backend == "openai":
-        kwargs: dict[str, Any] = {"model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
-                                  "timeout": args.timeout, "max_retries": args.retries}
-        if args.concurrency is not None:
-            kwargs["concurrency"] = args.concurrency
-        try:
-            return get_backend("openai", **kwargs)
-        except BackendError as exc:  # no --model: the server was asked for its models and did not answer
-            raise CliError(str(exc)) from None
-    if not args.model:
-        raise CliError("--backend vllm needs --model (a Hugging Face model folder, or a GGUF file with --tokenizer)")
-    kwargs = {"tensor_parallel_size": args.tensor_parallel_size, "pipeline_parallel_size": args.pipeline_parallel_size,
-              "distributed_executor_backend": args.distributed_executor_backend, "tokenizer": args.tokenizer}
-    return get_backend("vllm", model=args.model, **kwargs)
+        options = {"api_key_env": args.api_key_env, "timeout": args.timeout, "max_retries": args.retries,
+                   "concurrency": args.concurrency}
+    elif args.backend == "vllm":
+        options = {"tensor_parallel_size": args.tensor_parallel_size,
+                   "pipeline_parallel_size": args.pipeline_parallel_size,
+                   "distributed_executor_backend": args.distributed_executor_backend, "tokenizer": args.tokenizer}
+    return make_backend(args, **options)
 
 
-def handle(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     """Run the ``run`` sub-command; returns the exit status (0, 2 or 3)."""
     from ipcausal.backends import BackendError, GenerationConfig
     from ipcausal.cli import EXIT_INCOMPLETE, EXIT_OK, CliError
-    from ipcausal.pairs import _FORMATS, PairSet
-    from ipcausal.runner import run, summarize
+    from ipcausal.pairs import FORMATS, PairSet
+    from ipcausal.study.run import run, summarize
 
     out = Path(args.out)
-    if out.suffix.lower() not in _FORMATS:
-        raise CliError(f"--out: unknown file type {out.suffix!r}; use one of {', '.join(sorted(_FORMATS))}")
+    if out.suffix.lower() not in FORMATS:
+        raise CliError(f"--out: unknown file type {out.suffix!r}; use one of {', '.join(sorted(FORMATS))}")
     if args.no_cache and args.cache:
         raise CliError("--cache and --no-cache exclude each other")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise CliError(f"--concurrency must be a positive integer, got {args.concurrency}")
-    for flag in ("price_input", "price_output"):
-        value = getattr(args, flag)
-        if value is not None and not value >= 0:
-            raise CliError(f"--{flag.replace('_', '-')} must be a non-negative number, got {value}")
     if (args.price_input is None) != (args.price_output is None):
         raise CliError("give both --price-input and --price-output to see the cost")
     config = GenerationConfig(max_tokens=args.max_tokens, temperature=args.temperature, top_p=args.top_p,
                               seed=args.seed, stop=tuple(args.stop), n=args.n, repeat_penalty=args.repeat_penalty)
     pairs = PairSet.read(args.pairs)
+    if args.limit is not None:
+        pairs = pairs.head(args.limit)
     if len(pairs) == 0:
         raise CliError(f"{args.pairs} holds no pairs: there is nothing to run")
     cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache_path(out)

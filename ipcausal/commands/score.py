@@ -8,6 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ipcausal.commands._common import add_backend, add_out, make_backend, non_negative_int, positive_int
+from ipcausal.scoring._common import UNPARSEABLE_POLICIES
+from ipcausal.scoring.registry import REGISTRY
+
+SCORERS = tuple(REGISTRY)
+
 HELP = "score the responses of answered pairs (similarity or per-response scores)"
 
 
@@ -15,29 +21,16 @@ def register(sub: Any) -> None:
     p = sub.add_parser("score", help=HELP, description=HELP + ". Unscoreable pairs go to FILE's .dropped.jsonl "
                        "sibling and are counted; a .meta.json sibling holds the counts.")
     p.add_argument("pairs", help="answered pairs (.jsonl, .csv or .parquet; from `ipcausal run`)")
-    p.add_argument("--scorer", required=True, choices=["choice", "scale", "embedding", "judge", "essay", "mcq"])
-    p.add_argument("-o", "--output", required=True, help="scored pairs file")
-    p.add_argument("--backend", choices=["local", "openai", "vllm"], help="judge backend (judge; essay without --rater)")
-    p.add_argument("--model", help="judge model name or path")
-    p.add_argument("--base-url", help="judge server URL (openai backend)")
-    p.add_argument("--scale-points", type=int, help="points k of the scale (scale scorer)")
+    p.add_argument("--scorer", required=True, choices=SCORERS)
+    add_out(p, "scored pairs file (.jsonl, .csv or .parquet)")
+    add_backend(p, what="judge (scorer judge; essay with --essay-rater judge)")
+    p.add_argument("--scale-points", type=positive_int, help="points k of the scale (scale scorer)")
     p.add_argument("--essay-rater", choices=["offline", "judge"], default=None,
                    help="essay scorer: the offline surface-feature rater (default without --backend) or the judge")
-    p.add_argument("--unparseable", choices=["exclude", "zero"], default="exclude",
+    p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude",
                    help="unscoreable answers: drop the pair (default) or score 0")
-    p.add_argument("--retries", type=int, default=2, help="judge retries for replies without a rating")
+    p.add_argument("--retries", type=non_negative_int, default=2, help="judge retries for replies without a rating")
     p.set_defaults(func=main)
-
-
-def _judge(args: argparse.Namespace) -> Any:
-    from ipcausal.backends import get_backend
-
-    kw: dict[str, Any] = {}
-    if args.model:
-        kw["model"] = args.model
-    if args.base_url:
-        kw["base_url"] = args.base_url
-    return get_backend(args.backend, **kw)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -50,19 +43,19 @@ def main(args: argparse.Namespace) -> int:
     if args.scorer == "judge":
         if not args.backend:
             raise CliError("--scorer judge needs --backend (the LLM judge)")
-        kw["backend"] = _judge(args)
+        kw["backend"] = make_backend(args)
     elif args.scorer == "essay":
         if args.essay_rater == "judge" or (args.essay_rater is None and args.backend):
             if not args.backend:
                 raise CliError("--essay-rater judge needs --backend")
-            kw["backend"] = _judge(args)
+            kw["backend"] = make_backend(args)
         else:
             kw["rater"] = OfflineEssayRater()
     elif args.scorer == "scale":
         kw["k"] = args.scale_points
     res = score_pairs(ps, args.scorer, **kw)
-    out = res.pairs.write(args.output)
-    base = Path(args.output)
+    out = res.pairs.write(args.out)
+    base = Path(args.out)
     stem = base.with_suffix("")
     if len(res.dropped):
         res.dropped.to_json(f"{stem}.dropped.jsonl", orient="records", lines=True, force_ascii=False)

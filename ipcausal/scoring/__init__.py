@@ -18,8 +18,6 @@ responses (the run failed) and judge backend failures are always dropped and cou
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ipcausal.pairs import PairSet
-from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, check_policy, is_missing
+from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, UNPARSEABLE_POLICIES, check_policy
+from ipcausal.scoring.registry import REGISTRY, Scorer, check_scorer, get_scorer, register
 from ipcausal.scoring.ratings import (
     ESSAY_RUBRIC,
     EssayJudge,
@@ -50,6 +49,11 @@ from ipcausal.scoring.similarity import (
 
 __all__ = [
     "SCORERS",
+    "UNPARSEABLE_POLICIES",
+    "Scorer",
+    "register",
+    "get_scorer",
+    "check_scorer",
     "ScoreResult",
     "score_pairs",
     "choice_similarity",
@@ -68,8 +72,9 @@ __all__ = [
     "embedding_model_path",
 ]
 
-SCORERS: tuple[str, ...] = ("choice", "scale", "embedding", "judge", "essay", "mcq")
-SIMILARITY_SCORERS = ("choice", "scale", "embedding", "judge")
+#: The registered scorers' names (the registry itself is :data:`ipcausal.scoring.registry.REGISTRY`).
+SCORERS: tuple[str, ...] = tuple(REGISTRY)
+SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if v.outcome == "similarity")
 
 
 @dataclass(frozen=True)
@@ -94,29 +99,6 @@ class ScoreResult:
     counts: dict[str, int]
     scorer: str
     outcome: str = field(default="similarity")
-
-
-def _options(value: Any) -> list[str] | None:
-    if is_missing(value):
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            return None
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None
-
-
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def _first_number(text: str) -> float | None:
-    m = _NUM.search(text)
-    return None if m is None else float(m.group(0))
 
 
 def _status_of(statuses: list[str]) -> str:
@@ -183,11 +165,10 @@ def score_pairs(
     """
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
-    if scorer not in SCORERS:
-        raise ValueError(f"`scorer` must be one of {', '.join(repr(s) for s in SCORERS)}, got {scorer!r}")
     policy = check_policy(unparseable)
     if len(pairs) == 0:
         raise ValueError("`pairs` is empty")
+    entry = check_scorer(scorer, pairs.columns, backend=backend, k=k, rater=rater)
     for col in ("y_i", "y_j"):
         if col not in pairs:
             raise ValueError(f"`pairs` has no `{col}` column: run the model first (`ipcausal run`)")
@@ -195,103 +176,16 @@ def score_pairs(
     df = df.drop(columns=[c for c in ("score_i", "score_j", "similarity") if c in df.columns])
     yi, yj = df["y_i"].tolist(), df["y_j"].tolist()
     n = len(df)
-    similarity = scorer in SIMILARITY_SCORERS
-
-    if scorer in ("judge",) and backend is None:
-        raise ValueError("`backend` is required for scorer 'judge' (the LLM judge)")
-    if scorer == "mcq":
-        for col in ("options", "correct_option"):
-            if col not in df.columns:
-                raise ValueError(f"scorer 'mcq' needs the column `{col}` in `pairs`")
-
-    values_i: list[float | None] = [None] * n
-    values_j: list[float | None] = [None] * n
-    st_i: list[str] = [OK] * n
-    st_j: list[str] = [OK] * n
-    sims: list[float | None] = [None] * n
-    sim_st: list[str] = [OK] * n
-    extra: dict[str, list[Any]] = {}
-
-    if scorer == "embedding":
-        emb = embedder or EmbeddingSimilarity()
-        desc = f"embedding similarity (1 + cos)/2, {emb.name}"
-        ok_rows = [r for r in range(n) if not is_missing(yi[r]) and not is_missing(yj[r])]
-        got = emb([yi[r] for r in ok_rows], [yj[r] for r in ok_rows])
-        for r in range(n):
-            sim_st[r] = MISSING
-        for r, s in zip(ok_rows, got):
-            sims[r], sim_st[r] = float(s), OK
-    elif scorer == "judge":
-        judge = JudgeSimilarity(backend, retries=retries)
-        desc = f"{judge.name}: rating 1-5 -> (r-1)/4"
-        outs = judge(df["x_i"].tolist(), yi, yj)
-        extra["judge_rating"] = [o.rating for o in outs]
-        extra["judge_reply"] = [o.replies[-1] if o.replies else None for o in outs]
-        for r, o in enumerate(outs):
-            sims[r], sim_st[r] = o.value, o.status
-    elif scorer in ("choice", "scale"):
-        if scorer == "scale" and k is None and "scale_k" not in df.columns:
-            raise ValueError("scorer 'scale' needs `k` (points on the scale) or a `scale_k` column")
-        desc = "choice match (same option = 1)" if scorer == "choice" else "scale similarity 1 - |a-b|/(k-1)"
-        for r in range(n):
-            a, b = yi[r], yj[r]
-            if is_missing(a) or is_missing(b):
-                sim_st[r] = MISSING
-                continue
-            if scorer == "choice":
-                opts = _options(df["options"].iat[r]) if "options" in df.columns else None
-                if opts is not None:
-                    ca, cb = parse_choice(a, opts), parse_choice(b, opts)
-                    if ca is None or cb is None:
-                        sim_st[r] = UNPARSEABLE
-                        continue
-                    sims[r] = 1.0 if ca == cb else 0.0
-                else:
-                    sims[r] = choice_similarity(a, b)
-            else:
-                kk = int(k if k is not None else df["scale_k"].iat[r])
-                va, vb = _first_number(a), _first_number(b)
-                if va is None or vb is None or not (1 <= va <= kk and 1 <= vb <= kk):
-                    sim_st[r] = UNPARSEABLE
-                    continue
-                sims[r] = scale_similarity(va, vb, kk)
-    elif scorer == "essay":
-        if rater is not None:
-            if not callable(rater):
-                raise TypeError("`rater` must be a callable str -> float")
-            fn, desc = rater, getattr(rater, "name", getattr(rater, "__name__", "user rater"))
-        elif backend is not None:
-            fn = EssayJudge(backend, retries=retries)
-            desc = fn.name
-        else:
-            fn = OfflineEssayRater()
-            desc = fn.name
-        cache: dict[str, float | None] = {}
-        for vals, sts, ys in ((values_i, st_i, yi), (values_j, st_j, yj)):
-            for r, y in enumerate(ys):
-                if is_missing(y):
-                    sts[r] = MISSING
-                    continue
-                if y not in cache:
-                    v = fn(y)
-                    if v is not None and (isinstance(v, bool) or not np.isfinite(float(v))):
-                        raise ValueError(f"`rater` returned {v!r}; it must return a finite number or None")
-                    cache[y] = None if v is None else float(v)
-                vals[r] = cache[y]
-                if vals[r] is None:
-                    sts[r] = UNPARSEABLE
-    else:  # mcq
-        desc = "multiple-choice correctness (1 = correct option)"
-        for r in range(n):
-            opts = _options(df["options"].iat[r])
-            if opts is None:
-                raise ValueError(f"column `options` must hold a list of option texts; bad at row {r}")
-            corr = df["correct_option"].iat[r]
-            if is_missing(corr):
-                raise ValueError(f"column `correct_option` is missing at row {r}")
-            corr = int(corr) if isinstance(corr, np.integer) else float(corr) if isinstance(corr, np.floating) else corr
-            values_i[r], st_i[r] = mcq_correct(yi[r], opts, corr)
-            values_j[r], st_j[r] = mcq_correct(yj[r], opts, corr)
+    similarity = entry.outcome == "similarity"
+    got = entry.fn(df, yi, yj, {"backend": backend, "rater": rater, "embedder": embedder, "k": k,
+                                "retries": retries})
+    desc = got.desc
+    extra = got.extra or {}
+    if similarity:
+        sims, sim_st = list(got.sims), list(got.sim_status)
+    else:
+        values_i, values_j = list(got.values_i), list(got.values_j)
+        st_i, st_j = list(got.status_i), list(got.status_j)
 
     zeroed = 0
     if similarity:

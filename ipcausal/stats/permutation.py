@@ -32,7 +32,7 @@ from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, open_unit, positive_int, seed_from
 
-__all__ = ["permutation_test", "lattice_units", "METHODS"]
+__all__ = ["permutation_test", "lattice_units", "METHODS", "paper_compat_pvalue"]
 
 METHODS = ("auto", "exact", "monte-carlo", "saddlepoint")
 MAX_ENUMERATION_N = 24
@@ -301,15 +301,22 @@ def permutation_test(
         p = _pick(counts, alternative) / float(1 << m)
         return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
 
-    counts = _mc_counts(a, signs, n_resamples, seed_from(rng), k=k)
+    seed = seed_from(rng)
+    counts = _mc_counts(a, signs, n_resamples, seed, k=k)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
-    return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, **common)
+    return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=seed,
+                          **common)
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:
     """The released study code's p-value: b / L two-sided (can be 0), L = 1,000 by default."""
+    return paper_compat_pvalue_seeded(d, n_resamples=n_resamples, seed=seed_from(rng))
+
+
+def paper_compat_pvalue_seeded(d: np.ndarray, *, n_resamples: int, seed: int) -> float:
+    """:func:`paper_compat_pvalue` with the stream's integer seed given (for the Report's null summary)."""
     x = as_sample(d, "d")
     absd = np.abs(x)
     scale = float(absd.max())
@@ -318,5 +325,5 @@ def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = No
     a_all = absd / scale
     nonzero = a_all > 0
     a = np.ascontiguousarray(a_all[nonzero])
-    counts = _mc_counts(a, np.sign(x[nonzero]), n_resamples, seed_from(rng), k=lattice_units(a))
+    counts = _mc_counts(a, np.sign(x[nonzero]), n_resamples, seed, k=lattice_units(a))
     return int(counts[0]) / n_resamples

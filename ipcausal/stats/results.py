@@ -44,7 +44,8 @@ class SignFlipResult(Result):
     ``"monte-carlo"``, ``"saddlepoint"``, ``"paper-compat"``.  ``pvalue_se`` is the Monte Carlo
     standard error (0 when exact).  ``ci_low``/``ci_high`` bound mean(Δ) at
     ``confidence_level``, by the method named in ``ci_method``; ``effect_size`` is Cohen's
-    d_z = mean(Δ)/sd(Δ).
+    d_z = mean(Δ)/sd(Δ).  ``seed`` is the integer seed of the counter-based stream that drew the
+    sign vectors (Monte Carlo only), so the same draws can be replayed.
     """
 
     statistic: float
@@ -61,6 +62,7 @@ class SignFlipResult(Result):
     confidence_level: float
     effect_size: float
     ci_method: str = "student-t"
+    seed: int | None = None  # the counter-based stream's integer seed (Monte Carlo only)
 
 
 @dataclass(frozen=True)

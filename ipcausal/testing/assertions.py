@@ -1,7 +1,7 @@
 """Assertions for test suites: ``assert_no_ip`` / ``assert_ip``, with the report as the message.
 
 Both accept scored pairs (a PairSet, a DataFrame or a file path, tested with
-:func:`ipcausal.test`) or a finished :class:`~ipcausal.results.Report`, raise
+:func:`ipcausal.test`) or a finished :class:`~ipcausal.study.results.Report`, raise
 ``AssertionError`` whose message is the full text report, and return the report on success.
 pytest hides their frames from tracebacks (``__tracebackhide__``).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipcausal.results import Report
+from ipcausal.study.results import Report
 from ipcausal.stats._validate import open_unit
 
 __all__ = ["assert_no_ip", "assert_ip"]
@@ -23,7 +23,7 @@ def _report(pairs_or_report: Any, alpha: float | None, test_kwargs: dict[str, An
             raise TypeError(f"{names}: test options apply to pairs, not to a finished Report")
         level = pairs_or_report.alpha if alpha is None else open_unit(alpha, "alpha")
         return pairs_or_report, level
-    from ipcausal.api import test
+    from ipcausal.study.test import test
 
     level = 0.05 if alpha is None else open_unit(alpha, "alpha")
     return test(pairs_or_report, alpha=level, **test_kwargs), level

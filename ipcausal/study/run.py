@@ -255,7 +255,7 @@ def run(
     >>> import ipcausal
     >>> ps = ipcausal.PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK",
     ...     "x_i": "What color is the sky?", "x_j": "What colour is the sky?"}])
-    >>> from ipcausal.runner import summarize
+    >>> from ipcausal.study.run import summarize
     >>> out = ipcausal.run(ps, ipcausal.get_backend("local"), progress=False,
     ...                    config=ipcausal.backends.GenerationConfig(max_tokens=16))
     >>> summarize(out).completed

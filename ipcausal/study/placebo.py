@@ -28,7 +28,7 @@ import pandas as pd
 
 from ipcausal.backends.base import Backend, GenerationConfig
 from ipcausal.pairs import PairSet
-from ipcausal.results import Report
+from ipcausal.study.results import Report
 
 __all__ = ["placebo", "PlaceboResult"]
 
@@ -105,7 +105,7 @@ class PlaceboResult:
         }
 
     def __str__(self) -> str:
-        from ipcausal.report import format_p
+        from ipcausal.study.text import format_p
 
         effect = "mean Δ" if self.outcome == "interval" else "median s"
         header = ["", "pair", "n", effect, "p", "p adj", "reject"]
@@ -202,8 +202,8 @@ def placebo(
     >>> res.placebo.groups[0].group
     'american (copy 1) vs american (copy 2)'
     """
-    from ipcausal.api import test
-    from ipcausal.runner import run
+    from ipcausal.study.test import test
+    from ipcausal.study.run import run
 
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")

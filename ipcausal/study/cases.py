@@ -12,8 +12,10 @@ case           backgrounds                 outcome (scorer)       test
 with ``ipcausal build``), runs them through a backend with a response cache in the output
 folder (so a killed run resumes without asking the model again), scores, tests and writes
 ``responses.jsonl``, ``pairs.jsonl`` (scored), ``dropped.jsonl`` (if any), ``report.json``,
-``report.md`` and ``report.html``.  :func:`run_demo` does all three on the demo sets with
-the local model and writes one combined HTML report.
+and ``meta.json`` (the Report with the case's counts and settings; ``ipcausal case`` and
+``ipcausal demo`` render it as ``report.md``/``report.html`` with :mod:`ipcausal.report`, which
+this module does not import).  :func:`run_demo` does all three on the demo sets with the local
+model.
 
 The demo's education case has no offline AAE generator (the study used GPT-4; the tiny local
 model cannot rewrite into AAE — its rewrites fail validation or are not AAE), so its second
@@ -28,6 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -36,7 +39,7 @@ from typing import Any
 
 from ipcausal.pairs import PairSet
 
-__all__ = ["CASES", "CASE_TITLES", "CaseResult", "demo_pairs", "run_case", "run_demo"]
+__all__ = ["CASES", "CASE_TITLES", "CaseResult", "demo_pairs", "run_case", "run_demo", "max_tokens_for"]
 
 CASES: tuple[str, ...] = ("culture", "education", "echo")
 CASE_TITLES = {
@@ -51,6 +54,18 @@ _MAX_TOKENS = {"culture": 40, "education": 112, "echo": 8}  # demo budgets (two 
 _SOURCE_MAX_TOKENS = {"culture": 256, "education": 640, "echo": 16}  # full-size tasks (300-350-word essays)
 _DEMO_LIMIT = {"culture": None, "education": 20, "echo": None}
 _CULTURE_SUFFIX = "\nAnswer in one or two sentences."
+
+
+def max_tokens_for(case: str, *, demo: bool) -> int:
+    """The generation budget of ``case``: small for the embedded demo sets, full-size for built pairs.
+
+    Examples
+    --------
+    >>> max_tokens_for("echo", demo=True), max_tokens_for("education", demo=False)
+    (8, 640)
+    """
+    case = _check_case(case)
+    return (_MAX_TOKENS if demo else _SOURCE_MAX_TOKENS)[case]
 
 
 def _check_case(case: Any) -> str:
@@ -135,13 +150,6 @@ class CaseResult:
     files: dict[str, str] = field(default_factory=dict)
     complete: bool = True
 
-    @property
-    def section(self) -> Any:
-        """This case as a :class:`ipcausal.report.Section`."""
-        from ipcausal.report import Section
-
-        return Section(self.title, self.report, self.pairs, self.counts, self.settings)
-
 
 def run_case(
     case: str,
@@ -192,10 +200,9 @@ def run_case(
     -------
     CaseResult
     """
-    from ipcausal.api import test
     from ipcausal.backends.base import Backend, GenerationConfig
-    from ipcausal.report import write_report
-    from ipcausal.runner import run, summarize
+    from ipcausal.study.test import MonteCarloResolutionWarning, test
+    from ipcausal.study.run import run, summarize
     from ipcausal.scoring import OfflineEssayRater, score_pairs
 
     case = _check_case(case)
@@ -214,7 +221,7 @@ def run_case(
     else:
         raise TypeError("`pairs` must be a PairSet, a file path or None")
     if config is None:
-        budget = (_MAX_TOKENS if source == "embedded demo set" else _SOURCE_MAX_TOKENS)[case]
+        budget = max_tokens_for(case, demo=source == "embedded demo set")
         config = GenerationConfig(max_tokens=budget, temperature=0.0, seed=seed)
     if not isinstance(config, GenerationConfig):
         raise TypeError("`config` must be a GenerationConfig")
@@ -245,7 +252,7 @@ def run_case(
         kw["embedder"] = embedder
     scored = score_pairs(answered, name, **kw)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
         report = test(scored.pairs, rng=seed)
     counts = {
         "pairs": len(ps),
@@ -279,9 +286,8 @@ def run_case(
             p = outdir / "dropped.jsonl"
             scored.dropped.to_json(p, orient="records", lines=True, force_ascii=False)
             files["dropped"] = str(p)
-        for suffix in ("json", "md", "html"):
-            files[f"report.{suffix}"] = str(write_report(result.section, outdir / f"report.{suffix}",
-                                                         title=f"ipcausal — {case}"))
+        files["report.json"] = str(report.write(outdir / "report.json", title=CASE_TITLES[case], counts=counts,
+                                                settings=settings))
         (outdir / "meta.json").write_text(json.dumps({"case": case, "title": CASE_TITLES[case], "counts": counts,
                                                       "settings": settings}, indent=2, default=str))
     return CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings, files, result.complete)
@@ -294,21 +300,31 @@ def run_demo(
     limit: int | None = None,
     progress: bool = True,
     seed: int = 0,
-) -> tuple[list[CaseResult], Path]:
-    """All three cases on the embedded demo sets with the local model; returns results and the combined HTML.
+) -> list[CaseResult]:
+    """All three cases on the embedded demo sets with the local model, each into ``out/<case>``.
+
+    Render them with :func:`ipcausal.report.write_case_reports` (``ipcausal demo`` does).
 
     Examples
     --------
-    >>> results, html = run_demo("demo-out")  # doctest: +SKIP
+    >>> results = run_demo("demo-out")  # doctest: +SKIP
     """
-    from ipcausal.report import write_report
-
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
     if backend is None:
         from ipcausal.backends import get_backend
 
         backend = get_backend("local")
     root = Path(out)
-    results = [run_case(c, backend, out=root / c, limit=limit, progress=progress, seed=seed) for c in CASES]
-    html = write_report([r.section for r in results], root / "report.html", title="ipcausal demo — three case studies")
-    write_report([r.section for r in results], root / "report.md", title="ipcausal demo — three case studies")
-    return results, html
+    results = []
+    for c in CASES:
+        if progress:
+            print(f"[{c}] running ...", file=sys.stderr, flush=True)
+        embedder = None
+        if c == "culture":
+            from ipcausal.scoring import EmbeddingSimilarity
+
+            embedder = EmbeddingSimilarity()
+        results.append(run_case(c, backend, out=root / c, limit=limit, progress=progress, seed=seed,
+                                embedder=embedder))
+    return results

@@ -152,7 +152,7 @@ class Reproduction:
 
     def to_markdown(self) -> str:
         """The tables as Markdown (one per case)."""
-        from ipcausal.report import format_p
+        from ipcausal.study.text import format_p
 
         out = []
         for case, sub in self.table.groupby("case", sort=False):
@@ -177,7 +177,7 @@ class Reproduction:
 
 
 def _rows(case: str, ps: PairSet, alpha: float, n_resamples_paper: int, seed: int) -> list[dict[str, Any]]:
-    from ipcausal.api import test
+    from ipcausal.study.test import test
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -1,0 +1,168 @@
+"""The flags every sub-command shares, the one backend factory, and argparse value types.
+
+One vocabulary: ``-o/--out`` for every file a command writes, ``--seed`` with one default
+(:data:`SEED`), ``--backend/--model/--base-url`` for a model (``--judge-backend`` … for a judge),
+and the test options with the defaults of :data:`ipcausal.study.test.DEFAULTS`.  Choices are
+imported from the modules that own them.  This module imports nothing heavy at import time
+(``ipcausal --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+__all__ = ["SEED", "add_out", "add_seed", "add_backend", "make_backend", "add_test_options", "test_kwargs",
+           "positive_int", "non_negative_int", "unit_level", "positive_float", "non_negative_float",
+           "add_progress"]
+
+#: The one default seed of every command (reproducible unless the user asks otherwise).
+SEED = 0
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return v
+
+
+def _float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return v
+
+
+def unit_level(text: str) -> float:
+    """argparse type: a level strictly between 0 and 1 (alpha, power)."""
+    v = _float(text)
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    v = _float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return v
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    v = _float(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text}")
+    return v
+
+
+def _similarity_median(text: str) -> float:
+    v = _float(text)
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1] (a median similarity), got {text}")
+    return v
+
+
+def add_out(p: argparse.ArgumentParser, what: str, *, required: bool = True, default: str | None = None) -> None:
+    """``-o/--out``: the file or folder the command writes."""
+    p.add_argument("-o", "--out", required=required and default is None, default=default, metavar="PATH",
+                   help=what + (f" (default {default})" if default else ""))
+
+
+def add_seed(p: argparse.ArgumentParser, what: str = "seed of every random step") -> None:
+    """``--seed`` (non-negative integer, default :data:`SEED`)."""
+    p.add_argument("--seed", type=non_negative_int, default=SEED, metavar="S", help=f"{what} (default {SEED})")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    """``--no-progress``."""
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None) -> None:
+    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url``."""
+    from ipcausal.backends import BACKEND_KINDS
+
+    p.add_argument(f"--{prefix}backend", choices=BACKEND_KINDS, default=default,
+                   help=f"{what}: local = llama.cpp in process, openai = OpenAI or a compatible server, vllm"
+                        + (f" (default {default})" if default else ""))
+    p.add_argument(f"--{prefix}model", metavar="NAME_OR_PATH", help=f"{what}: model name or path (backend-specific)")
+    p.add_argument(f"--{prefix}base-url", metavar="URL",
+                   help=f"{what}: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (openai backend)")
+
+
+def make_backend(args: argparse.Namespace, *, prefix: str = "", **options: Any) -> Any:
+    """The backend the flags of :func:`add_backend` name, or ``None`` when no backend is given.
+
+    ``options`` go to :func:`ipcausal.backends.get_backend` (``None`` values are left out).
+    """
+    from ipcausal.cli import CliError
+
+    key = prefix.replace("-", "_")
+    kind = getattr(args, f"{key}backend", None)
+    model = getattr(args, f"{key}model", None)
+    base_url = getattr(args, f"{key}base_url", None)
+    if kind is None:
+        if model or base_url:
+            raise CliError(f"--{prefix}model/--{prefix}base-url need --{prefix}backend")
+        return None
+    if base_url and kind != "openai":
+        raise CliError(f"--{prefix}base-url is only for --{prefix}backend openai")
+    if kind == "vllm" and not model:
+        raise CliError(f"--{prefix}backend vllm needs --{prefix}model (a Hugging Face model folder, or a GGUF "
+                       "file with --tokenizer)")
+    from ipcausal.backends import BackendError, get_backend
+
+    kwargs = {k: v for k, v in {"model": model, "base_url": base_url, **options}.items() if v is not None}
+    try:
+        return get_backend(kind, **kwargs)
+    except BackendError as exc:  # e.g. the server was asked for its models and did not answer
+        raise CliError(str(exc)) from None
+
+
+def add_test_options(p: argparse.ArgumentParser) -> None:
+    """The options of :func:`ipcausal.test`, with its defaults (defined once, in the study layer)."""
+    from ipcausal.stats.multitest import CORRECTIONS
+    from ipcausal.stats.permutation import METHODS
+    from ipcausal.study.test import DEFAULTS, OUTCOMES
+
+    g = p.add_argument_group("test")
+    g.add_argument("--outcome", default=DEFAULTS["outcome"], choices=OUTCOMES)
+    g.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
+                   help=f"significance level (default {DEFAULTS['alpha']})")
+    g.add_argument("--correction", default=DEFAULTS["correction"], choices=CORRECTIONS,
+                   help=f"multiple-testing correction within each model (default {DEFAULTS['correction']})")
+    g.add_argument("--m0", type=_similarity_median, default=DEFAULTS["m0"],
+                   help=f"null median of the similarity, in (0, 1] (default {DEFAULTS['m0']})")
+    g.add_argument("--method", default=DEFAULTS["method"], choices=METHODS, help="permutation-test route")
+    g.add_argument("--resamples", type=positive_int, default=None, metavar="L",
+                   help=f"Monte Carlo resamples (default {DEFAULTS['n_resamples']:,}; 1,000 with --paper-compat)")
+    g.add_argument("--paper-compat", action="store_true",
+                   help="reproduce the study's released code (p = b/L, L=1000; sign test 'greater'; no correction)")
+
+
+def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
+    return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=args.method,
+                n_resamples=args.resamples, rng=args.seed, paper_compat=args.paper_compat)

@@ -1,0 +1,110 @@
+"""What the Markdown and HTML renderers share: the Section, its tables and its figures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ipcausal.study.results import Report
+from ipcausal.study.text import format_p
+
+__all__ = ["Section", "sections_of", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One case in a Markdown/HTML report.
+
+    Parameters
+    ----------
+    title : str
+        Heading, e.g. ``"Cultural adaptation (US vs UK English)"``.
+    report : Report
+        What :func:`ipcausal.test` returned (or :meth:`Report.read` gave back).
+    counts : mapping, optional
+        ``requested``, ``completed``, ``failed``, ``unparseable`` … (shown as given).
+    settings : mapping, optional
+        Model, generation settings, scorer, test settings (shown as given).
+    """
+
+    title: str
+    report: Report
+    counts: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.title, str) or not self.title.strip():
+            raise ValueError("`title` must be non-empty text")
+        if not isinstance(self.report, Report):
+            raise TypeError(f"`report` must be an ipcausal Report, got {type(self.report).__name__}")
+        for name in ("counts", "settings"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise TypeError(f"`{name}` must be a mapping, got {type(getattr(self, name)).__name__}")
+
+
+def sections_of(sections: Any) -> list[Section]:
+    """A Report, a Section or a non-empty list of Sections, as a list of Sections."""
+    if isinstance(sections, Report):
+        return [Section("ipcausal report", sections)]
+    if isinstance(sections, Section):
+        return [sections]
+    if isinstance(sections, Sequence) and sections and all(isinstance(s, Section) for s in sections):
+        return list(sections)
+    raise TypeError("`sections` must be a Report, a Section or a non-empty list of Sections")
+
+
+def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the per-group table."""
+    effect = "mean Δ" if report.outcome == "interval" else "median s"
+    header = ["model", "pair", "n", "test", "method", effect, "95% CI", "p", "p adj", "reject H0"]
+    rows = []
+    for g in report.groups:
+        rows.append([g.model, g.group, str(g.n), g.test, g.detail.method, f"{g.effect:.4g}",
+                     f"[{g.ci_low:.4g}, {g.ci_high:.4g}]", format_p(g.pvalue), format_p(g.pvalue_adjusted),
+                     "yes" if g.reject else "no"])
+    return header, rows
+
+
+def pb_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the PB table (empty rows when there is no PB)."""
+    rows = [[m, f"{p.statistic:.4g}", f"[{p.ci_low:.4g}, {p.ci_high:.4g}]",
+             ", ".join(f"{k}={v:.4g}" for k, v in p.means.items())] for m, p in report.pb.items()]
+    return ["model", "PB", "95% CI", "means"], rows
+
+
+def h0(report: Report) -> str:
+    """The null hypothesis, starting with "H0"."""
+    text = str(report.null_hypothesis)
+    return text if text.startswith("H0") else f"H0: {text}"
+
+
+def settings_rows(s: Section) -> list[tuple[str, str]]:
+    """The test settings of the Report followed by the section's own settings, as text pairs."""
+    r = s.report
+    d: dict[str, Any] = {"outcome": r.outcome, "alpha": r.alpha, "correction": r.correction, "method": r.method}
+    if r.m0 is not None:
+        d["m0"] = r.m0
+    if r.paper_compat:
+        d["paper_compat"] = True
+    d.update(dict(s.settings))
+    return [(str(k), v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False))
+            for k, v in d.items()]
+
+
+def figures(s: Section) -> list[tuple[str, str]]:
+    """(caption, PNG data URI) of every figure of the section, drawn from its Report alone."""
+    from ipcausal.report import plots
+
+    r = s.report
+    figs = []
+    if r.groups and all(g.data is not None and g.null is not None for g in r.groups):
+        what = "Δ" if r.outcome == "interval" else "similarity"
+        figs.append((f"distribution of {what}", plots.fig_distribution(r)))
+        figs.append(("null distribution of each test and the observed statistic", plots.fig_null(r)))
+    if r.outcome == "interval" and r.backgrounds:
+        figs.append(("mean outcome per background, PB", plots.fig_backgrounds(r)))
+    if r.groups:
+        figs.append(("adjusted p-values, background × background", plots.fig_matrix(r)))
+    return figs

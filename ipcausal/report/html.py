@@ -1,0 +1,68 @@
+"""A Report (or several case Sections) as one self-contained HTML page (figures as data URIs)."""
+
+from __future__ import annotations
+
+import html as _html
+from typing import Any
+
+from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
+
+__all__ = ["format_html"]
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:.9em}
+th{background:#f0f0f0}.yes{color:#b00;font-weight:bold}.no{color:#070}img{max-width:100%}
+section{border-top:2px solid #ddd;margin-top:2em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+nav a{margin-right:1em}"""
+
+
+def _h(x: Any) -> str:
+    return _html.escape(str(x))
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{_h(c)}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{_h(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def format_html(sections: Any, *, title: str = "ipcausal report") -> str:
+    """One or more :class:`~ipcausal.report.Section` s (or a bare Report) as one self-contained HTML page.
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> from ipcausal.report import Section, format_html
+    >>> ps = ipcausal.PairSet.from_records(
+    ...     {"pair_id": k, "background_i": "A", "background_j": "B", "x_i": "q", "x_j": "q",
+    ...      "similarity": 0.5 + (k % 2) / 2} for k in range(12))
+    >>> page = format_html(Section("demo", ipcausal.test(ps)))
+    >>> page.startswith("<!DOCTYPE html>"), "data:image/png;base64," in page
+    (True, True)
+    """
+    if not isinstance(title, str):
+        raise TypeError(f"`title` must be text, got {type(title).__name__}")
+    secs = sections_of(sections)
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_h(title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{_h(title)}</h1>"]
+    parts.append("<nav>" + "".join(f"<a href='#s{i}'>{_h(s.title)}</a>" for i, s in enumerate(secs)) + "</nav>")
+    for i, s in enumerate(secs):
+        r = s.report
+        parts.append(f"<section id='s{i}'><h2>{_h(s.title)}</h2>")
+        parts.append(f"<p>{_h(h0(r))}<br><b>Direction</b>: {_h(r.direction)}</p><ul>")
+        for model, v in r.ip_detected_by_model().items():
+            cls, word = ("yes", "detected") if v else ("no", "not detected")
+            parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span></li>")
+        parts.append("</ul>" + _table(*group_rows(r)))
+        if r.pb:
+            parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)))
+        if s.counts:
+            parts.append("<h3>Counts</h3>" + _table(list(s.counts), [[str(v) for v in s.counts.values()]]))
+        parts.append("<h3>Model and settings</h3>" + _table(["setting", "value"], [list(kv) for kv in settings_rows(s)]))
+        for w in r.warnings:
+            parts.append(f"<p class='warning'>warning: {_h(w)}</p>")
+        for name, uri in figures(s):
+            parts.append(f"<figure><img alt='{_h(name)}' src='{uri}'><figcaption>{_h(name)}</figcaption></figure>")
+        parts.append("</section>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

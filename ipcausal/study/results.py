@@ -1,0 +1,268 @@
+"""The study's results: one :class:`GroupResult` per background pair, the whole :class:`Report`.
+
+A Report is the artefact between testing and rendering: it carries every number a reader sees
+and the bounded data the pictures need (the oriented values of each group and the null
+distribution of the route that produced its p), so :mod:`ipcausal.report` renders it without
+testing again.  ``Report.write(path)`` / ``Report.read(path)`` keep it as JSON with a schema
+version; ``Report.read(p).to_dict() == r.to_dict()``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import typing
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ipcausal.stats.null import Distribution
+from ipcausal.stats.results import PBResult, Result, SignFlipResult, SignTestResult
+
+__all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION"]
+
+SCHEMA = "ipcausal.report"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class GroupResult(Result):
+    """The test for one unordered background pair {background_a, background_b} within one model.
+
+    For interval outcomes the effect is mean(Δ) with Δ = score(background_b) − score(background_a);
+    for similarity outcomes it is the median similarity.  ``data`` holds the oriented Δ (or the
+    similarities) — the values themselves up to 5,000, a histogram beyond — and ``null`` the null
+    distribution of the route that produced ``pvalue``, on the scale of ``observed`` (mean Δ for
+    the sign-flip test, the sign test's count for the sign test).
+    """
+
+    model: str
+    group: str
+    background_a: str
+    background_b: str
+    outcome: str
+    test: str
+    n: int
+    statistic: float
+    effect: float
+    ci_low: float
+    ci_high: float
+    pvalue: float
+    pvalue_adjusted: float
+    reject: bool
+    detail: SignFlipResult | SignTestResult
+    data: Distribution | None = None
+    null: Distribution | None = None
+    observed: float = math.nan
+
+
+@dataclass(frozen=True)
+class Report(Result):
+    """What :func:`ipcausal.test` returns: one :class:`GroupResult` per background pair and model.
+
+    ``backgrounds`` gives, per model and background, the mean outcome with its Student t interval
+    and count (interval outcomes; for the per-background picture next to PB).
+    """
+
+    groups: tuple[GroupResult, ...]
+    outcome: str
+    alpha: float
+    correction: str
+    method: str
+    m0: float | None
+    paper_compat: bool
+    null_hypothesis: str
+    direction: str
+    pb: dict[str, PBResult] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    backgrounds: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+
+    @property
+    def ip_detected(self) -> bool:
+        """True when any background pair is rejected after the correction."""
+        return any(g.reject for g in self.groups)
+
+    def ip_detected_by_model(self) -> dict[str, bool]:
+        """The IP verdict per model (each model is its own correction family)."""
+        out: dict[str, bool] = {}
+        for g in self.groups:
+            out[g.model] = out.get(g.model, False) or g.reject
+        return out
+
+    def to_frame(self) -> Any:
+        """One row per (model, background pair), as a pandas DataFrame."""
+        import pandas as pd
+
+        rows = []
+        for g in self.groups:
+            row = {k: v for k, v in asdict(g).items() if k not in ("detail", "data", "null")}
+            d = g.detail
+            row["method"] = d.method
+            row["alternative"] = d.alternative
+            if isinstance(d, SignFlipResult):
+                row.update(effect_size=d.effect_size, pvalue_se=d.pvalue_se, n_resamples=d.n_resamples)
+            else:
+                row.update(n_ties=d.n_ties, share_below=d.share_below, m0=d.m0)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values (NaN as ``None``, ±inf as ``"inf"``/``"-inf"``) plus the verdicts."""
+        d = _json_safe(super().to_dict())
+        d["ip_detected"] = self.ip_detected
+        d["ip_detected_by_model"] = self.ip_detected_by_model()
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as JSON text (the payload of :meth:`write`, without the schema header)."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def payload(self, *, title: str | None = None, counts: dict[str, Any] | None = None,
+                settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON object :meth:`write` writes: schema header, the Report, and optional case metadata."""
+        out: dict[str, Any] = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION}
+        if title is not None:
+            out["title"] = str(title)
+        out["report"] = self.to_dict()
+        if counts is not None:
+            out["counts"] = _json_safe(dict(counts))
+        if settings is not None:
+            out["settings"] = _json_safe(json.loads(json.dumps(dict(settings), default=str)))
+        return out
+
+    def write(self, path: str | os.PathLike[str], *, title: str | None = None,
+              counts: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> Path:
+        """Write the Report as JSON with a schema header; :meth:`read` gives it back.
+
+        ``title``, ``counts`` and ``settings`` (a case's heading, request counts and settings) are
+        stored beside it for :func:`ipcausal.report.read_sections`.
+
+        Examples
+        --------
+        >>> import tempfile, os, ipcausal
+        >>> ps = ipcausal.PairSet.from_records(
+        ...     {"pair_id": k, "background_i": "A", "background_j": "B", "x_i": "q", "x_j": "q",
+        ...      "score_i": 1, "score_j": k % 3} for k in range(12))
+        >>> r = ipcausal.test(ps)
+        >>> path = r.write(os.path.join(tempfile.mkdtemp(), "report.json"))
+        >>> ipcausal.Report.read(path).to_dict() == r.to_dict()
+        True
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"`path` must be a file path, got {type(path).__name__}")
+        p = Path(path)
+        payload = self.payload(title=title, counts=counts, settings=settings)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, p)
+        return p
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> "Report":
+        """Read a Report written by :meth:`write` (or the ``report`` entry of a case's report.json)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"`path` must be a file path, got {type(path).__name__}")
+        p = Path(path)
+        if p.is_dir():
+            raise ValueError(f"`path` {str(p)!r} is a directory, not a report file")
+        try:
+            payload = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no report file at {str(p)!r}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{p}: not a JSON report ({exc})") from None
+        return cls.from_dict(payload, source=str(p))
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any], *, source: str = "report") -> "Report":
+        """A Report from :meth:`to_dict`'s output (with or without the :meth:`write` header)."""
+        if not isinstance(payload, dict):
+            raise ValueError(f"{source}: a report must be a JSON object")
+        if "schema" in payload:
+            if payload.get("schema") != SCHEMA:
+                raise ValueError(f"{source}: not an ipcausal report (schema {payload.get('schema')!r})")
+            version = payload.get("schema_version")
+            if not isinstance(version, int) or version > SCHEMA_VERSION:
+                raise ValueError(f"{source}: report schema version {version!r} is newer than this ipcausal "
+                                 f"reads ({SCHEMA_VERSION}); upgrade ipcausal")
+            payload = payload["report"]
+        try:
+            return _build(cls, payload)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{source}: malformed report ({exc})") from None
+
+    def __str__(self) -> str:
+        from ipcausal.study.text import format_text
+
+        return format_text(self)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _float(v: Any) -> float:
+    if v is None:
+        return math.nan
+    if v in ("inf", "-inf"):
+        return float(v)
+    return float(v)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _build(cls: type, d: dict[str, Any]) -> Any:
+    """Rebuild a dataclass from its plain dict, using its type hints for floats, tuples and nesting."""
+    if cls is Distribution:
+        return Distribution.from_dict(d)
+    hints = _HINTS.setdefault(cls, typing.get_type_hints(cls))
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in d:
+            continue
+        v, hint = d[f.name], hints[f.name]
+        kwargs[f.name] = _convert(f.name, v, hint, d)
+    return cls(**kwargs)
+
+
+def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
+    if name == "detail":
+        return _build(SignFlipResult if parent.get("test") != "sign" else SignTestResult, v)
+    if name == "groups":
+        return tuple(_build(GroupResult, g) for g in v)
+    if name == "pb":
+        return {str(k): _build(PBResult, p) for k, p in v.items()}
+    if v is None:
+        return None if _optional(hint) else (math.nan if hint is float else None)
+    if hint in (Distribution, Distribution | None):
+        return Distribution.from_dict(v)
+    if _is_float(hint):
+        return _float(v)
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        return tuple(v)
+    if name == "backgrounds":
+        return {m: {b: {k: _float(x) if k != "n" else int(x) for k, x in s.items()} for b, s in bg.items()}
+                for m, bg in v.items()}
+    return v
+
+
+def _optional(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)
+
+
+def _is_float(hint: Any) -> bool:
+    return hint is float or (float in typing.get_args(hint) and int not in typing.get_args(hint))

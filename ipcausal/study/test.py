@@ -1,0 +1,330 @@
+"""``ipcausal.test(pairs)``: one test per background pair, corrected within each model.
+
+The steps, each a function of its own: :func:`settings` (validate the options), :func:`groups`
+(group the pairs by model and unordered background pair, orient them and take the values that
+are tested), :func:`test_group` (one test per group), :func:`correct` (the correction within each
+model's family, with the Monte Carlo resolution check), :func:`summarise` (PB and the
+per-background means) and :func:`test` itself, which chains them into a
+:class:`~ipcausal.study.results.Report`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ipcausal.pairs import PairSet
+from ipcausal.stats._validate import as_generator, choice, open_unit, positive_int, seed_from
+from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
+from ipcausal.stats.null import null_distribution, sample_summary
+from ipcausal.stats.permutation import METHODS, paper_compat_pvalue_seeded, permutation_test
+from ipcausal.stats.sign import paper_compat_sign_pvalue, sign_test
+from ipcausal.stats.summary import mean_ci, personalization_bias
+from ipcausal.study.results import GroupResult, Report
+
+__all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "Group", "Settings"]
+
+OUTCOMES = ("auto", "interval", "similarity")
+PAPER_N_RESAMPLES = 1000
+UNKNOWN_MODEL = "(model not given)"
+#: The defaults of ``ipcausal.test`` — the CLI (``ipcausal test``, ``report``, ``case``) reads them from here.
+DEFAULTS: dict[str, Any] = {
+    "outcome": "auto",
+    "alpha": 0.05,
+    "correction": "bonferroni",
+    "m0": 0.8,  # the study's null median of the similarity
+    "method": "auto",
+    "n_resamples": 100_000,
+}
+
+
+class MonteCarloResolutionWarning(UserWarning):
+    """A Monte Carlo p-value cannot reach the corrected significance level."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated options of one :func:`test` call."""
+
+    outcome: str
+    alpha: float
+    correction: str
+    m0: float
+    method: str
+    n_resamples: int
+    paper_compat: bool
+    alternative: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """One model's unordered background pair, oriented a → b, with the values that are tested."""
+
+    model: str
+    a: str
+    b: str
+    values: np.ndarray  # oriented Δ = score(b) − score(a), or the similarities
+
+
+def _as_pairset(pairs: Any) -> PairSet:
+    import pandas as pd
+
+    if isinstance(pairs, PairSet):
+        return pairs
+    if isinstance(pairs, pd.DataFrame):
+        return PairSet.from_frame(pairs)
+    if isinstance(pairs, (str, os.PathLike)):
+        return PairSet.read(pairs)
+    raise TypeError(f"`pairs` must be a PairSet, a DataFrame or a file path, got {type(pairs).__name__}")
+
+
+def _resolve_outcome(ps: PairSet, outcome: str) -> str:
+    available = ps.outcome
+    if outcome == "auto":
+        if available is None:
+            raise ValueError(
+                "`pairs` has no outcome: add `score_i`/`score_j` (interval) or `similarity` columns "
+                "(`ipcausal score` does this)"
+            )
+        if available == "both":
+            raise ValueError("`pairs` has both scores and similarity: choose `outcome`='interval' or 'similarity'")
+        return available
+    needed = "score_i" if outcome == "interval" else "similarity"
+    if needed not in ps:
+        raise ValueError(f"`outcome`={outcome!r} needs the column `{needed}`, which `pairs` does not have")
+    return outcome
+
+
+def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: float, method: str,
+             n_resamples: int | None, paper_compat: bool, alternative: str | None) -> Settings:
+    """Validate the options of :func:`test` (errors name the parameter)."""
+    outcome = choice(outcome, "outcome", OUTCOMES)
+    alpha = open_unit(alpha, "alpha")
+    correction = choice(correction, "correction", CORRECTIONS)
+    if isinstance(m0, bool) or not isinstance(m0, (int, float, np.integer, np.floating)) or not math.isfinite(m0):
+        raise ValueError(f"`m0` must be a finite number in (0, 1], got {m0!r}")
+    if not 0.0 < float(m0) <= 1.0:
+        raise ValueError(f"`m0` must lie in (0, 1]: it is a median similarity, and similarities lie in [0, 1]; got {m0!r}")
+    method = choice(method, "method", METHODS)
+    if not isinstance(paper_compat, bool):
+        raise TypeError("`paper_compat` must be True or False")
+    if n_resamples is None:
+        n_resamples = PAPER_N_RESAMPLES if paper_compat else DEFAULTS["n_resamples"]
+    n_resamples = positive_int(n_resamples, "n_resamples")
+    outcome = _resolve_outcome(ps, outcome)
+    if alternative is None:
+        alternative = "two-sided" if outcome == "interval" else ("greater" if paper_compat else "less")
+    alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
+    return Settings(outcome, alpha, "none" if paper_compat else correction, float(m0), method, n_resamples,
+                    paper_compat, alternative)
+
+
+def groups(ps: PairSet, outcome: str) -> list[Group]:
+    """The groups of ``ps``: (model, unordered background pair), oriented, values taken.
+
+    The orientation (a → b) is the one most pairs of the group are stored in; a tie goes to the
+    alphabetical order.  It does not depend on the order of the rows.  Pairs stored b → a are
+    flipped (Δ negated) for interval outcomes.
+    """
+    df = ps.to_frame()
+    model_col = df["model"].fillna(UNKNOWN_MODEL).astype(str).to_numpy(object) if "model" in df else None
+    bi = df["background_i"].to_numpy(object)
+    bj = df["background_j"].to_numpy(object)
+    models = model_col if model_col is not None else np.full(len(df), UNKNOWN_MODEL, dtype=object)
+    rows: dict[tuple[str, frozenset[str]], list[int]] = {}
+    votes: dict[tuple[str, frozenset[str]], dict[tuple[str, str], int]] = {}
+    for pos, (model, x, y) in enumerate(zip(models, bi, bj)):
+        key = (model, frozenset((x, y)))
+        rows.setdefault(key, []).append(pos)
+        count = votes.setdefault(key, {})
+        count[(x, y)] = count.get((x, y), 0) + 1
+    if outcome == "interval":
+        delta = df["score_j"].to_numpy(np.float64) - df["score_i"].to_numpy(np.float64)
+    else:
+        sim = df["similarity"].to_numpy(np.float64)
+    out = []
+    for key, idx_list in rows.items():
+        counts = votes[key]
+        a, b = min(counts, key=lambda orient: (-counts[orient], orient))
+        idx = np.asarray(idx_list)
+        if outcome == "interval":
+            forward = bi[idx] == a
+            values = np.where(forward, delta[idx], -delta[idx])
+        else:
+            values = sim[idx]
+        out.append(Group(key[0], a, b, values))
+    return sorted(out, key=lambda g: (g.model, g.a, g.b))
+
+
+def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupResult:
+    """One group's test: the sign-flip test (interval) or the sign test (similarity), unadjusted."""
+    a, b, model, v = group.a, group.b, group.model, group.values
+    if st.outcome == "interval":
+        if v.size < 2:
+            raise ValueError(f"`pairs`: group {a} vs {b} ({model}) has {v.size} pair; a test needs >= 2")
+        res: Any = permutation_test(v, alternative=st.alternative, method=st.method, n_resamples=st.n_resamples,
+                                    rng=gen)
+        if st.paper_compat:
+            seed = seed_from(gen)
+            p = paper_compat_pvalue_seeded(v, n_resamples=st.n_resamples, seed=seed)
+            res = replace(res, pvalue=p, method="paper-compat", n_resamples=st.n_resamples, pvalue_se=math.nan,
+                          seed=seed)
+        test_name, statistic, effect, observed = "permutation", res.statistic, res.statistic, res.statistic
+    else:
+        res = sign_test(v, m0=st.m0, alternative=st.alternative)
+        if st.paper_compat:
+            k = int(np.count_nonzero(v > st.m0))
+            res = replace(res, pvalue=paper_compat_sign_pvalue(v, st.m0), method="paper-compat", statistic=k)
+        test_name, statistic, effect, observed = "sign", float(res.statistic), res.median, float(res.statistic)
+    label = "Δ = score(%s) − score(%s)" % (b, a) if st.outcome == "interval" else "similarity"
+    null = null_distribution(v, res) if not (st.paper_compat and test_name == "sign") else null_distribution(
+        v, replace(res, n=int(v.size)))
+    return GroupResult(
+        model=model, group=f"{a} vs {b}", background_a=a, background_b=b, outcome=st.outcome, test=test_name,
+        n=int(res.n if test_name == "permutation" else res.n_total), statistic=float(statistic),
+        effect=float(effect), ci_low=float(res.ci_low), ci_high=float(res.ci_high), pvalue=float(res.pvalue),
+        pvalue_adjusted=float(res.pvalue), reject=False, detail=res,
+        data=sample_summary(v, label=label), null=null, observed=float(observed),
+    )
+
+
+def correct(results: list[GroupResult], st: Settings) -> tuple[list[GroupResult], list[str]]:
+    """Adjust the p-values within each model's family; warn where Monte Carlo cannot reach the level."""
+    warn: list[str] = []
+    out: list[GroupResult] = []
+    for model in sorted({r.model for r in results}):
+        fam = [r for r in results if r.model == model]
+        adjusted = adjust_pvalues(np.array([r.pvalue for r in fam]), st.correction)
+        m = len(fam)
+        threshold = st.alpha / m if st.correction not in ("none", "bh", "by") else st.alpha
+        for r, p_adj in zip(fam, adjusted):
+            d = r.detail
+            if getattr(d, "method", "") in ("monte-carlo", "paper-compat") and getattr(d, "n_resamples", None):
+                floor = 1.0 / (d.n_resamples + 1) if d.method == "monte-carlo" else 1.0 / d.n_resamples
+                if floor > threshold:
+                    warn.append(
+                        f"{model}: {r.background_a} vs {r.background_b}: a Monte Carlo p with L={d.n_resamples} "
+                        f"cannot fall below {floor:.2g}, above the corrected level {threshold:.2g}; raise "
+                        f"`n_resamples` well above {math.ceil(1 / threshold)} or use method='exact'/'saddlepoint'"
+                    )
+            out.append(replace(r, pvalue_adjusted=float(p_adj), reject=bool(p_adj <= st.alpha)))
+    return out, warn
+
+
+def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """PB per model and the mean outcome per background (interval outcomes only)."""
+    pb: dict[str, Any] = {}
+    backgrounds: dict[str, dict[str, dict[str, float]]] = {}
+    if st.outcome != "interval":
+        return pb, backgrounds
+    df = ps.to_frame()
+    models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
+    for model in sorted(set(models)) if models is not None else [UNKNOWN_MODEL]:
+        sub = df if models is None else df[(models == model).to_numpy()]
+        values = np.concatenate([sub["score_i"].to_numpy(np.float64), sub["score_j"].to_numpy(np.float64)])
+        labels = np.concatenate([sub["background_i"].to_numpy(object), sub["background_j"].to_numpy(object)])
+        pb[model] = personalization_bias(values, labels, rng=gen)
+        per: dict[str, dict[str, float]] = {}
+        for lab in sorted(set(labels)):
+            v = values[labels == lab]
+            if v.size > 1 and np.ptp(v) > 0:
+                ci = mean_ci(v)
+                per[str(lab)] = {"mean": ci.statistic, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": int(v.size)}
+            else:
+                m = float(v.mean())
+                per[str(lab)] = {"mean": m, "ci_low": m, "ci_high": m, "n": int(v.size)}
+        backgrounds[model] = per
+    return pb, backgrounds
+
+
+def test(
+    pairs: Any,
+    *,
+    outcome: str = DEFAULTS["outcome"],
+    alpha: float = DEFAULTS["alpha"],
+    correction: str = DEFAULTS["correction"],
+    m0: float = DEFAULTS["m0"],
+    method: str = DEFAULTS["method"],
+    n_resamples: int | None = None,
+    rng: int | np.random.Generator | None = None,
+    paper_compat: bool = False,
+    alternative: str | None = None,
+) -> Report:
+    """Test every background pair for implicit personalization and correct for multiplicity.
+
+    Interval outcomes (``score_i``, ``score_j``): paired sign-flip permutation test of
+    mean(Δ) = 0, Δ = score(background_b) − score(background_a), where a → b is the orientation
+    most pairs of the group are stored in (ties: alphabetical) and pairs stored the other way
+    round are flipped; the unit of randomisation is the pair.  Similarity outcomes
+    (``similarity``): sign test of median(s) = ``m0`` against median(s) < ``m0``.  Groups are the
+    unordered background pairs; the correction family is the background pairs of one model (one
+    family per ``model``).
+
+    Parameters
+    ----------
+    pairs : PairSet, pandas.DataFrame or path
+        Scored pairs.
+    outcome : {"auto", "interval", "similarity"}
+        Which outcome to test (``"auto"`` picks the one present).
+    alpha : float
+        Family-wise (or FDR, for ``"bh"``/``"by"``) level in (0, 1).
+    correction : str
+        One of :data:`ipcausal.stats.multitest.CORRECTIONS`.
+    m0 : float
+        Null median of the similarity (sign test), in (0, 1]; the study's 0.8 by default.
+    method : {"auto", "exact", "monte-carlo", "saddlepoint"}
+        Permutation-test route (see :func:`ipcausal.permutation_test`).
+    n_resamples : int, optional
+        Monte Carlo resamples L (default 100,000; 1,000 with ``paper_compat``).
+    rng : int, numpy.random.Generator or None
+        Randomness for Monte Carlo and the PB bootstrap.
+    paper_compat : bool
+        Reproduce the study's released code instead of the method as stated (SPEC §6):
+        permutation p = b/L with L = 1,000 (can be 0), the sign test counting s > m0 with
+        alternative "greater", no correction.  Never the default.
+    alternative : str, optional
+        Override H1's direction (default: "two-sided" for interval, "less" for similarity).
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> ps = ipcausal.PairSet.from_records(
+    ...     {"pair_id": k, "background_i": "SAE", "background_j": "AAE", "x_i": "q", "x_j": "q'",
+    ...      "score_i": 4, "score_j": 3 - (k % 3 == 0)} for k in range(30))
+    >>> report = ipcausal.test(ps)
+    >>> report.ip_detected, report.groups[0].effect
+    (True, -1.3333333333333333)
+    """
+    ps = _as_pairset(pairs)
+    if len(ps) == 0:
+        raise ValueError("`pairs` is empty")
+    st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0, method=method,
+                  n_resamples=n_resamples, paper_compat=paper_compat, alternative=alternative)
+    gen = as_generator(rng)
+    raw = [test_group(g, st, gen) for g in groups(ps, st.outcome)]
+    results, warn = correct(raw, st)
+    for w in warn:
+        warnings.warn(w, MonteCarloResolutionWarning, stacklevel=2)
+    pb, backgrounds = summarise(ps, st, gen)
+    if st.outcome == "interval":
+        direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
+    else:
+        direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
+    return Report(
+        groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
+        m0=st.m0 if st.outcome == "similarity" else None, paper_compat=st.paper_compat,
+        null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
+        warnings=tuple(warn), backgrounds=backgrounds,
+    )
+
+
+test.__test__ = False  # type: ignore[attr-defined]  # pytest must not collect ipcausal.test

@@ -1,0 +1,87 @@
+"""The Report as plain text (``str(report)``) and the small formatting helpers every layer shares.
+
+Plain text is the Report's own representation, so it lives with the Report; Markdown, HTML and
+plots are :mod:`ipcausal.report`'s.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+__all__ = ["format_text", "format_p", "text_table", "display_width"]
+
+
+def format_p(p: float) -> str:
+    """A p-value for people: 4 decimals, scientific below 1e-4.
+
+    Examples
+    --------
+    >>> format_p(0.01234), format_p(3.2e-9), format_p(0.0)
+    ('0.0123', '3.200e-09', '0')
+    """
+    if p != p:  # NaN
+        return "nan"
+    if p == 0:
+        return "0"
+    return f"{p:.3e}" if p < 1e-4 else f"{p:.4f}"
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: wide (CJK, emoji) characters count 2, combining marks 0.
+
+    Examples
+    --------
+    >>> display_width("abc"), display_width("日本"), display_width("e\\u0301")
+    (3, 4, 1)
+    """
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+def text_table(rows: list[list[str]], header: list[str]) -> list[str]:
+    """A left-aligned text table (header, rule, rows) that stays aligned with wide characters."""
+    widths = [max(display_width(h), *(display_width(r[i]) for r in rows)) if rows else display_width(h)
+              for i, h in enumerate(header)]
+    out = ["  ".join(_pad(h, w) for h, w in zip(header, widths)).rstrip(),
+           "  ".join("-" * w for w in widths)]
+    out += ["  ".join(_pad(c, w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return out
+
+
+def format_text(report: Any) -> str:
+    """The report as a plain-text table that states H0, the direction and the verdict."""
+    lines: list[str] = []
+    mode = " (paper-compatibility mode: the study's released code, not the method as stated)" if report.paper_compat else ""
+    lines.append(f"ipcausal report — {report.outcome} outcome{mode}")
+    lines.append(report.null_hypothesis)
+    lines.append(report.direction)
+    corr = "no correction" if report.correction == "none" else f"{report.correction} correction"
+    lines.append(f"alpha = {report.alpha:g}, {corr} within each model")
+    lines.append("")
+    for model, verdict in report.ip_detected_by_model().items():
+        fam = [g for g in report.groups if g.model == model]
+        lines.append(f"model: {model}")
+        rows = []
+        for g in fam:
+            rows.append([g.group, str(g.n), g.detail.method, f"{g.effect:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
+                         format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
+        effect = "mean Δ" if report.outcome == "interval" else "median s"
+        lines += ["  " + s for s in text_table(rows, ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"])]
+        pb = report.pb.get(model)
+        if pb is not None:
+            means = ", ".join(f"{k}={v:.4g}" for k, v in pb.means.items())
+            lines.append(f"  PB = {pb.statistic:.4g} [{pb.ci_low:.4g}, {pb.ci_high:.4g}] (means: {means})")
+        lines.append(f"  implicit personalization detected: {'YES' if verdict else 'no'}")
+        lines.append("")
+    for w in report.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines).rstrip() + "\n"
