@@ -133,8 +133,18 @@ def test_paper_compat_mode() -> None:
     assert "paper-compatibility mode" in str(rep)
 
 
-def test_pytest_does_not_collect_test() -> None:
-    assert ipcausal.test.__test__ is False
+def test_pytest_does_not_collect_test(tmp_path) -> None:
+    """A user's test module that imports ``test`` must not get it collected as a test."""
+    import subprocess
+    import sys
+
+    mod = tmp_path / "test_user_suite.py"
+    mod.write_text("from ipcausal import test\n\n\ndef test_real():\n    assert callable(test)\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(mod)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    collected = [line for line in out.stdout.splitlines() if "::" in line]
+    assert collected == [f"{mod.name}::test_real"], out.stdout
 
 
 @pytest.mark.parametrize(
@@ -148,6 +158,10 @@ def test_pytest_does_not_collect_test() -> None:
         ({"outcome": "similarity"}, ValueError, "needs the column `similarity`"),
         ({"n_resamples": 0}, ValueError, "`n_resamples` must be >= 1"),
         ({"m0": float("nan")}, ValueError, "`m0` must be a finite number"),
+        ({"m0": 5}, ValueError, r"`m0` must lie in \(0, 1\]"),
+        ({"m0": -1}, ValueError, r"`m0` must lie in \(0, 1\]"),
+        ({"m0": 0.0}, ValueError, r"`m0` must lie in \(0, 1\]"),
+        ({"alternative": "up"}, ValueError, "`alternative` must be one of"),
         ({"paper_compat": "yes"}, TypeError, "`paper_compat` must be True or False"),
     ],
 )

@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+import ipcausal
 from ipcausal.study.cases import CASES, demo_pairs, run_case
 from ipcausal.cli import main
 
@@ -38,9 +39,8 @@ def test_cli_case_echo_end_to_end_and_resume(tmp_path, capsys):
     out = tmp_path / "echo"
     args = ["case", "echo", "--backend", "local", "--limit", "3", "--max-tokens", "8", "--unparseable", "zero", "--out", str(out),
             "--no-progress"]
-    assert main(args) in (0, 3)
+    rc = main(args)
     first = capsys.readouterr().out
-    assert "implicit personalization detected" in first and "report:" in first
     for name in ("responses.jsonl", "pairs.jsonl", "report.json", "report.md", "report.html", "meta.json"):
         assert (out / name).is_file(), name
     meta = json.loads((out / "meta.json").read_text())
@@ -48,9 +48,15 @@ def test_cli_case_echo_end_to_end_and_resume(tmp_path, capsys):
     assert meta["counts"]["scored"] == 3 and meta["settings"]["unparseable policy"] == "zero"
     report = json.loads((out / "report.json").read_text())
     assert report["report"]["outcome"] == "interval"
+    # the exit status and the printed verdict are the ones the written report and counts say
+    assert rc == (0 if meta["counts"]["failed"] == 0 else 3)
+    verdict = "YES" if report["report"]["ip_detected"] else "no"
+    assert f"implicit personalization detected: {verdict}\n" in first
+    assert f"report: {out / 'report.html'}" in first
+    assert ipcausal.Report.read(out / "report.json").to_dict() == report["report"]
     HTMLParser().feed((out / "report.html").read_text())
     # resume: the second run asks the model nothing
-    assert main(args) in (0, 3)
+    assert main(args) == rc
     meta2 = json.loads((out / "meta.json").read_text())
     assert meta2["counts"]["from cache"] == 6
 
@@ -62,7 +68,7 @@ def test_run_case_culture_small(local, tmp_path):
     assert res.report.outcome == "similarity" and res.counts["requested"] == 4
     assert res.pairs["similarity"].between(0, 1).all()
     assert "embedding" in res.settings["scorer"]
-    assert res.section.title.startswith("Cultural adaptation")
+    assert res.title.startswith("Cultural adaptation") and res.files["report.json"].endswith("report.json")
 
 
 def test_run_case_validation(local):

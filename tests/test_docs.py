@@ -37,18 +37,19 @@ BLOCKS = _blocks()
 _SESSIONS: dict[str, dict] = {}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _remove_what_the_blocks_write():
-    """Blocks run in the repository root (they name ../shared/data); delete the files they create."""
-    import shutil
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """Where the blocks run: a fresh folder with ``../shared`` beside it, as next to a checkout.
 
-    before = set(REPO.iterdir())
-    yield
-    for path in set(REPO.iterdir()) - before:
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+    Blocks write their files here, never into the repository.
+    """
+    root = tmp_path_factory.mktemp("docs")
+    work = root / "checkout"
+    work.mkdir()
+    shared = REPO.parent / "shared"
+    if shared.exists():
+        (root / "shared").symlink_to(shared, target_is_directory=True)
+    return work
 
 
 def test_docs_have_code_blocks():
@@ -58,13 +59,15 @@ def test_docs_have_code_blocks():
 
 
 @pytest.mark.parametrize(("page", "code"), BLOCKS)
-def test_code_block_runs(page, code, monkeypatch, tmp_path):
-    monkeypatch.chdir(REPO)  # blocks may name ../shared/data or files in the repository
+def test_code_block_runs(page, code, monkeypatch, tmp_path, workdir):
+    before = sorted(p.name for p in REPO.iterdir())
+    monkeypatch.chdir(workdir)  # blocks may name ../shared/data; what they write stays here
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("IPCAUSAL_DOCS_TMP", str(tmp_path))
     namespace = _SESSIONS.setdefault(page, {"__name__": "__docs__"})
     exec(compile(code, "<docs>", "exec"), namespace)  # noqa: S102 - our own documentation
-    assert os.getcwd() == str(REPO)
+    assert os.getcwd() == str(workdir)
+    assert sorted(p.name for p in REPO.iterdir()) == before  # nothing written into the repository
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import ipcausal
+from ipcausal import MonteCarloResolutionWarning
 from ipcausal import PairSet
 
 ESSAY_MODELS = {  # file prefix -> name in the study's ttest_results.csv
@@ -110,7 +111,7 @@ def test_case1_similarity_records(shared_data: Path) -> None:
     ref = binomtest(int((s < 0.8).sum()), int((s != 0.8).sum()), 0.5, alternative="greater").pvalue
     assert g.pvalue == pytest.approx(ref, rel=1e-9)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore", MonteCarloResolutionWarning)
         paper = ipcausal.test(ps, m0=0.8, paper_compat=True)
     assert paper.groups[0].pvalue == pytest.approx(
         binomtest(int((s > 0.8).sum()), s.size, 0.5, alternative="greater").pvalue, rel=1e-9

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ipcausal
+from ipcausal import MonteCarloResolutionWarning
 from ipcausal.backends import Backend, GenerationConfig, Request, chat, messages_of
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.sign import sign_tests
@@ -212,7 +213,7 @@ def test_type_one_error_end_to_end_through_ipcausal_test():
     sim = SimulatedModel(effect=0.0, seed=13)
     reps = 300
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore", MonteCarloResolutionWarning)
         rejected = [ipcausal.test(sim.study(n=16, rng=k), method="exact").ip_detected for k in range(reps)]
     rate, se = float(np.mean(rejected)), math.sqrt(ALPHA * (1 - ALPHA) / reps)
     assert abs(rate - ALPHA) <= 3 * se, (rate, se)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ipcausal
+from ipcausal import MonteCarloResolutionWarning
 from ipcausal.testing import SimulatedModel
 from ipcausal.testing.strategies import (
     continuous_differences,
@@ -27,7 +28,7 @@ SIM = SimulatedModel()
 
 def _test(ps, **kw):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore", MonteCarloResolutionWarning)
         return ipcausal.test(ps, **kw)
 
 

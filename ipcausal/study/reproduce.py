@@ -30,10 +30,10 @@ import pandas as pd
 
 from ipcausal._jsonl import iter_objects
 from ipcausal.pairs import PairSet
+from ipcausal.study.cases import CASES
 
 __all__ = ["Reproduction", "reproduce", "load_case1", "load_case2", "load_case3", "CASES"]
 
-CASES = ("culture", "education", "echo")
 _STYLE_PAIRS = (("SAE", "ESL"), ("SAE", "AAE"), ("ESL", "AAE"))  # the study's order; Δ = first − second
 
 
@@ -177,10 +177,10 @@ class Reproduction:
 
 
 def _rows(case: str, ps: PairSet, alpha: float, n_resamples_paper: int, seed: int) -> list[dict[str, Any]]:
-    from ipcausal.study.test import test
+    from ipcausal.study.test import MonteCarloResolutionWarning, test
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore", MonteCarloResolutionWarning)
         stated = test(ps, alpha=alpha, method="exact", correction="bonferroni", rng=seed)
         paper = test(ps, alpha=alpha, paper_compat=True, n_resamples=n_resamples_paper, rng=seed)
     pmap = {(g.model, g.group): g for g in paper.groups}

@@ -144,7 +144,7 @@ def groups(ps: PairSet, outcome: str) -> list[Group]:
         count = votes.setdefault(key, {})
         count[(x, y)] = count.get((x, y), 0) + 1
     if outcome == "interval":
-        delta = df["score_j"].to_numpy(np.float64) - df["score_i"].to_numpy(np.float64)
+        delta = ps.deltas
     else:
         sim = df["similarity"].to_numpy(np.float64)
     out = []

@@ -1,0 +1,127 @@
+"""The house (DESIGN.md): stats → study → report, arrows one way, no cycles, numba only in the kernels.
+
+Every import in ipcausal/ is read from the source (imports inside functions included) and the
+rules are checked on that graph; a subprocess checks that the statistics load without pandas.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "ipcausal"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in PKG.rglob("*.py"):
+        name = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative import
+                    base = name.split(".")[: len(name.split(".")) - node.level + (path.name == "__init__.py")]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                found.add(mod)
+                for a in node.names:  # `from ipcausal.report import plots` imports a module
+                    found.add(f"{mod}.{a.name}")
+        graph[name] = found
+    return graph
+
+
+GRAPH = _imports()
+MODULES = set(GRAPH)
+
+
+def _internal(targets: set[str]) -> set[str]:
+    return {t for t in targets if t in MODULES and t != "ipcausal"}
+
+
+def test_graph_is_read() -> None:
+    assert "ipcausal.stats.permutation" in GRAPH and "ipcausal.study.test" in GRAPH
+    assert "ipcausal.stats._kernels" in _internal(GRAPH["ipcausal.stats.permutation"])
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.stats")))
+def test_stats_imports_nothing_above_it(module: str) -> None:
+    bad = {t for t in _internal(GRAPH[module]) if not t.startswith("ipcausal.stats")}
+    assert not bad, f"{module} imports {bad}"
+    assert not any(t == "pandas" or t.startswith("pandas.") for t in GRAPH[module]), module
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.study")))
+def test_study_knows_nothing_of_rendering_or_the_cli(module: str) -> None:
+    bad = {t for t in _internal(GRAPH[module])
+           if t.startswith(("ipcausal.report", "ipcausal.commands", "ipcausal.cli"))}
+    assert not bad, f"{module} imports {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.report")))
+def test_report_knows_nothing_of_backends(module: str) -> None:
+    bad = {t for t in _internal(GRAPH[module])
+           if t.startswith(("ipcausal.backends", "ipcausal.commands", "ipcausal.cli", "ipcausal.scoring",
+                            "ipcausal.study.run", "ipcausal.study.cases"))}
+    assert not bad, f"{module} imports {bad}"
+
+
+def test_numba_only_in_the_kernels() -> None:
+    users = {m for m, t in GRAPH.items() if any(x == "numba" or x.startswith("numba.") for x in t)}
+    outside = {m for m in users if not m.startswith("ipcausal.stats._kernels")}
+    # permutation/multitest ask numba for the thread count only (numba.get_num_threads), no jit
+    assert outside <= {"ipcausal.stats.permutation", "ipcausal.stats.multitest"}, outside
+    for path in PKG.rglob("*.py"):
+        if "_kernels" not in path.parts:
+            assert "@njit" not in path.read_text(encoding="utf-8") and "@jit" not in path.read_text(encoding="utf-8")
+
+
+def test_no_import_cycles() -> None:
+    edges = {m: _internal(t) - {m} for m, t in GRAPH.items()}
+    # a package's __init__ is imported by its submodules implicitly; that is not a cycle
+    for m in edges:
+        edges[m] = {t for t in edges[m] if not m.startswith(t + ".")}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+
+
+def test_statistics_load_without_pandas() -> None:
+    code = ("import sys, ipcausal.stats\n"
+            "from ipcausal import permutation_test, sign_test, adjust_pvalues\n"
+            "permutation_test([1.0, 2.0, -0.5], method='exact'); sign_test([0.1, 0.9, 0.4], m0=0.5)\n"
+            "adjust_pvalues([0.01, 0.2], 'holm')\n"
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
