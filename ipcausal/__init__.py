@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     "GroupResult": "ipcausal.study.results",
     "reproduce": "ipcausal.study.reproduce",
     "MonteCarloResolutionWarning": "ipcausal.study.test",
+    "ClusterWarning": "ipcausal.study.groups",
     "SignFlipResult": "ipcausal.stats.results",
     "SignTestResult": "ipcausal.stats.results",
     "PBResult": "ipcausal.stats.results",
@@ -48,6 +49,7 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ipcausal.study.groups import ClusterWarning
     from ipcausal.study.test import MonteCarloResolutionWarning, test
     from ipcausal.pairs import PairSet
     from ipcausal.study.results import GroupResult, Report

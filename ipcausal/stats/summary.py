@@ -44,13 +44,16 @@ def personalization_bias(
     confidence_level: float = 0.95,
     n_resamples: int = 2000,
     rng: int | np.random.Generator | None = None,
+    clusters: Any = None,
 ) -> PBResult:
     """Personalization bias PB(U) = sqrt(E_u ‖f̄(u) − μ(U)‖²) with a bootstrap interval.
 
     f̄(u) is the mean outcome of background u and μ(U) the mean of the f̄(u): PB is the
     population standard deviation (ddof = 0) of the per-background means; for a vector
     outcome, the square root of the summed per-dimension variances.  The interval is a
-    percentile bootstrap that resamples outcomes within each background.
+    percentile bootstrap: with ``clusters`` (e.g. the prompt of each response) it resamples whole
+    clusters, so the responses of one prompt stay together; without, it resamples outcomes
+    within each background.
 
     Parameters
     ----------
@@ -63,6 +66,8 @@ def personalization_bias(
     n_resamples : int
         Bootstrap resamples.
     rng : int, numpy.random.Generator or None
+    clusters : array_like, shape (n,), optional
+        The unit each response belongs to (its prompt); the bootstrap resamples these units.
 
     Examples
     --------
@@ -100,11 +105,15 @@ def personalization_bias(
     means = np.stack([g.mean(axis=0) for g in groups])  # (U, dims)
     value = float(_pb(means))
 
-    boot = np.empty((n_resamples, len(labels), v.shape[1]))
-    for u, g in enumerate(groups):
-        idx = gen.integers(0, g.shape[0], size=(n_resamples, g.shape[0]))
-        boot[:, u, :] = g[idx].mean(axis=1)
+    if clusters is None:
+        boot = np.empty((n_resamples, len(labels), v.shape[1]))
+        for u, g in enumerate(groups):
+            idx = gen.integers(0, g.shape[0], size=(n_resamples, g.shape[0]))
+            boot[:, u, :] = g[idx].mean(axis=1)
+    else:
+        boot = _cluster_bootstrap(v, keys, labels, clusters, n_resamples, gen)
     dist = _pb(boot)
+    dist = dist[np.isfinite(dist)]  # a resample that lost a background entirely says nothing
     lo, hi = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2])
     dims = v.shape[1]
     mean_out = {lab: (float(means[u, 0]) if dims == 1 else means[u].tolist()) for u, lab in enumerate(labels)}
@@ -117,3 +126,26 @@ def personalization_bias(
         means=mean_out,
         counts={lab: int(g.shape[0]) for lab, g in zip(labels, groups)},
     )
+
+
+def _cluster_bootstrap(v: np.ndarray, keys: np.ndarray, labels: list[str], clusters: Any, n_resamples: int,
+                       gen: np.random.Generator) -> np.ndarray:
+    """Per-background means (B, U, dims) over resamples of whole clusters (drawn with replacement)."""
+    if isinstance(clusters, (str, bytes)):
+        raise TypeError("`clusters` must be a sequence of labels, one per value")
+    c = np.asarray(clusters, dtype=object)
+    if c.shape != (v.shape[0],):
+        raise ValueError(f"`clusters` must have one label per value ({v.shape[0]}), got shape {c.shape}")
+    ids = np.unique(np.array([str(x) for x in c], dtype=object), return_inverse=True)[1]
+    n_c = int(ids.max()) + 1
+    weights = gen.multinomial(n_c, np.full(n_c, 1.0 / n_c), size=n_resamples).astype(np.float64)  # (B, C)
+    boot = np.empty((n_resamples, len(labels), v.shape[1]))
+    for u, lab in enumerate(labels):
+        mask = keys == lab
+        count = np.bincount(ids[mask], minlength=n_c).astype(np.float64)
+        denom = weights @ count
+        for d in range(v.shape[1]):
+            total = np.bincount(ids[mask], weights=v[mask, d], minlength=n_c)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot[:, u, d] = (weights @ total) / denom
+    return boot

@@ -34,7 +34,9 @@ class GroupResult(Result):
     for similarity outcomes it is the median similarity.  ``data`` holds the oriented Δ (or the
     similarities) — the values themselves up to 5,000, a histogram beyond — and ``null`` the null
     distribution of the route that produced ``pvalue``, on the scale of ``observed`` (mean Δ for
-    the sign-flip test, the sign test's count for the sign test).
+    the sign-flip test, the sign test's count for the sign test).  ``n`` counts the pairs;
+    ``n_clusters`` the clusters when the test flipped whole clusters (``unit`` says which), in
+    which case ``data``, ``null`` and ``observed`` are on the scale of the cluster sums.
     """
 
     model: str
@@ -55,6 +57,8 @@ class GroupResult(Result):
     data: Distribution | None = None
     null: Distribution | None = None
     observed: float = math.nan
+    n_clusters: int | None = None
+    unit: str = "pairs"
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,14 @@ from ipcausal.stats.null import null_distribution, sample_summary
 from ipcausal.stats.permutation import METHODS, paper_compat_pvalue_seeded, permutation_test
 from ipcausal.stats.sign import paper_compat_sign_pvalue, sign_test
 from ipcausal.stats.summary import mean_ci, personalization_bias
+from ipcausal.study.groups import UNKNOWN_MODEL, ClusterWarning, Group, groups, validate_cluster, validate_order
 from ipcausal.study.results import GroupResult, Report
 
-__all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "Group", "Settings"]
+__all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
+           "Group", "Settings"]
 
 OUTCOMES = ("auto", "interval", "similarity")
 PAPER_N_RESAMPLES = 1000
-UNKNOWN_MODEL = "(model not given)"
 #: The defaults of ``ipcausal.test`` — the CLI (``ipcausal test``, ``report``, ``case``) reads them from here.
 DEFAULTS: dict[str, Any] = {
     "outcome": "auto",
@@ -59,16 +60,8 @@ class Settings:
     n_resamples: int
     paper_compat: bool
     alternative: str
-
-
-@dataclass(frozen=True)
-class Group:
-    """One model's unordered background pair, oriented a → b, with the values that are tested."""
-
-    model: str
-    a: str
-    b: str
-    values: np.ndarray  # oriented Δ = score(b) − score(a), or the similarities
+    cluster: str | None = None
+    order: tuple[str, ...] | None = None
 
 
 def _as_pairset(pairs: Any) -> PairSet:
@@ -101,7 +94,8 @@ def _resolve_outcome(ps: PairSet, outcome: str) -> str:
 
 
 def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: float, method: str,
-             n_resamples: int | None, paper_compat: bool, alternative: str | None) -> Settings:
+             n_resamples: int | None, paper_compat: bool, alternative: str | None, cluster: str | None = None,
+             order: Any = None) -> Settings:
     """Validate the options of :func:`test` (errors name the parameter)."""
     outcome = choice(outcome, "outcome", OUTCOMES)
     alpha = open_unit(alpha, "alpha")
@@ -120,53 +114,53 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     if alternative is None:
         alternative = "two-sided" if outcome == "interval" else ("greater" if paper_compat else "less")
     alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
+    cluster = validate_cluster(cluster, ps)
+    backgrounds = set(ps["background_i"].astype(str)) | set(ps["background_j"].astype(str))
+    order = validate_order(order, backgrounds)
     return Settings(outcome, alpha, "none" if paper_compat else correction, float(m0), method, n_resamples,
-                    paper_compat, alternative)
+                    paper_compat, alternative, cluster, order)
 
 
-def groups(ps: PairSet, outcome: str) -> list[Group]:
-    """The groups of ``ps``: (model, unordered background pair), oriented, values taken.
+def _cluster_ci(group: Group, st: Settings, level: float) -> tuple[float, float, str]:
+    """Interval for the per-pair mean Δ with unequal cluster sizes: invert the cluster-sum test.
 
-    The orientation (a → b) is the one most pairs of the group are stored in; a tie goes to the
-    alphabetical order.  It does not depend on the order of the rows.  Pairs stored b → a are
-    flipped (Δ negated) for interval outcomes.
+    δ is in the set when the two-sided test of the cluster sums S_c − n_c·k·δ has p > 1 − level;
+    the boundary is found by bisection, every evaluation with one fixed set of sign vectors.
     """
-    df = ps.to_frame()
-    model_col = df["model"].fillna(UNKNOWN_MODEL).astype(str).to_numpy(object) if "model" in df else None
-    bi = df["background_i"].to_numpy(object)
-    bj = df["background_j"].to_numpy(object)
-    models = model_col if model_col is not None else np.full(len(df), UNKNOWN_MODEL, dtype=object)
-    rows: dict[tuple[str, frozenset[str]], list[int]] = {}
-    votes: dict[tuple[str, frozenset[str]], dict[tuple[str, str], int]] = {}
-    for pos, (model, x, y) in enumerate(zip(models, bi, bj)):
-        key = (model, frozenset((x, y)))
-        rows.setdefault(key, []).append(pos)
-        count = votes.setdefault(key, {})
-        count[(x, y)] = count.get((x, y), 0) + 1
-    if outcome == "interval":
-        delta = ps.deltas
-    else:
-        sim = df["similarity"].to_numpy(np.float64)
-    out = []
-    for key, idx_list in rows.items():
-        counts = votes[key]
-        a, b = min(counts, key=lambda orient: (-counts[orient], orient))
-        idx = np.asarray(idx_list)
-        if outcome == "interval":
-            forward = bi[idx] == a
-            values = np.where(forward, delta[idx], -delta[idx])
-        else:
-            values = sim[idx]
-        out.append(Group(key[0], a, b, values))
-    return sorted(out, key=lambda g: (g.model, g.a, g.b))
+    v, w = group.values, group.sizes * (group.samples or 1)
+    alpha = 1.0 - level
+    seed = 20241201
+
+    def p(delta: float) -> float:
+        return permutation_test(v - w * delta, method=st.method if st.method != "auto" else "auto",
+                                n_resamples=min(st.n_resamples, 20_000), rng=seed).pvalue
+
+    centre = float(v.sum() / w.sum())
+    span = float(np.max(np.abs(group.pair_deltas))) + 1e-12
+    bounds = []
+    for direction in (-1.0, 1.0):
+        inside, outside = centre, centre + direction * span
+        while p(outside) > alpha and abs(outside - centre) < 1e6 * span:
+            outside = centre + 2 * (outside - centre)
+        for _ in range(50):
+            mid = 0.5 * (inside + outside)
+            inside, outside = (mid, outside) if p(mid) > alpha else (inside, mid)
+            if abs(outside - inside) <= 1e-9 * span:
+                break
+        bounds.append(inside)
+    return bounds[0], bounds[1], "inversion of the cluster-sum test (bisection, fixed sign vectors)"
 
 
 def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupResult:
-    """One group's test: the sign-flip test (interval) or the sign test (similarity), unadjusted."""
+    """One group's test: the sign-flip test (interval) or the sign test (similarity), unadjusted.
+
+    The unit of randomisation is the pair, or the cluster when ``cluster`` was given.
+    """
     a, b, model, v = group.a, group.b, group.model, group.values
+    unit = "clusters" if group.n_clusters is not None else "pairs"
     if st.outcome == "interval":
         if v.size < 2:
-            raise ValueError(f"`pairs`: group {a} vs {b} ({model}) has {v.size} pair; a test needs >= 2")
+            raise ValueError(f"`pairs`: group {a} vs {b} ({model}) has {v.size} {unit[:-1]}; a test needs >= 2")
         res: Any = permutation_test(v, alternative=st.alternative, method=st.method, n_resamples=st.n_resamples,
                                     rng=gen)
         if st.paper_compat:
@@ -174,22 +168,34 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
             p = paper_compat_pvalue_seeded(v, n_resamples=st.n_resamples, seed=seed)
             res = replace(res, pvalue=p, method="paper-compat", n_resamples=st.n_resamples, pvalue_se=math.nan,
                           seed=seed)
-        test_name, statistic, effect, observed = "permutation", res.statistic, res.statistic, res.statistic
+        equal = group.n_clusters is None or bool(np.all(group.sizes == group.sizes[0]))
+        if equal:
+            effect = res.statistic / group.scale
+            ci = (res.ci_low / group.scale, res.ci_high / group.scale)
+        else:
+            effect = float(v.sum() / (group.sizes * (group.samples or 1)).sum())
+            lo, hi, how = _cluster_ci(group, st, res.confidence_level)
+            ci = (lo, hi)
+            res = replace(res, ci_method=how)
+        test_name, statistic, observed = "permutation", res.statistic, res.statistic
     else:
         res = sign_test(v, m0=st.m0, alternative=st.alternative)
         if st.paper_compat:
             k = int(np.count_nonzero(v > st.m0))
-            res = replace(res, pvalue=paper_compat_sign_pvalue(v, st.m0), method="paper-compat", statistic=k)
+            res = replace(res, pvalue=paper_compat_sign_pvalue(v, st.m0), method="paper-compat", statistic=k,
+                          n=int(v.size))
         test_name, statistic, effect, observed = "sign", float(res.statistic), res.median, float(res.statistic)
-    label = "Δ = score(%s) − score(%s)" % (b, a) if st.outcome == "interval" else "similarity"
-    null = null_distribution(v, res) if not (st.paper_compat and test_name == "sign") else null_distribution(
-        v, replace(res, n=int(v.size)))
+        ci = (res.ci_low, res.ci_high)
+    label = f"Δ = score({b}) − score({a})" if st.outcome == "interval" else "similarity"
+    if group.n_clusters is not None:
+        label += f", summed per cluster ({group.n_clusters} clusters)" if st.outcome == "interval" else \
+            f", mean per cluster ({group.n_clusters} clusters)"
     return GroupResult(
         model=model, group=f"{a} vs {b}", background_a=a, background_b=b, outcome=st.outcome, test=test_name,
-        n=int(res.n if test_name == "permutation" else res.n_total), statistic=float(statistic),
-        effect=float(effect), ci_low=float(res.ci_low), ci_high=float(res.ci_high), pvalue=float(res.pvalue),
-        pvalue_adjusted=float(res.pvalue), reject=False, detail=res,
-        data=sample_summary(v, label=label), null=null, observed=float(observed),
+        n=group.n_pairs, statistic=float(statistic), effect=float(effect), ci_low=float(ci[0]),
+        ci_high=float(ci[1]), pvalue=float(res.pvalue), pvalue_adjusted=float(res.pvalue), reject=False,
+        detail=res, data=sample_summary(v, label=label), null=null_distribution(v, res), observed=float(observed),
+        n_clusters=group.n_clusters, unit=unit,
     )
 
 
@@ -216,8 +222,44 @@ def correct(results: list[GroupResult], st: Settings) -> tuple[list[GroupResult]
     return out, warn
 
 
+def _responses(sub: Any, cluster: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, backgrounds, units) with each (prompt, background, sample) response once.
+
+    A response is identified by its prompt (``prompt_id``; else the pair) and background: pairs
+    that reuse it (SAE in SAE–AAE and SAE–ESL) count it once.  With ``scores_i``/``scores_j`` each
+    sample is a response of its own.  ``units`` (the bootstrap's resampling unit) are the prompts, or
+    the ``cluster`` column when given.
+    """
+    n = len(sub)
+    prompt = (sub["prompt_id"].astype(str).to_numpy(object) if "prompt_id" in sub.columns
+              else sub["pair_id"].astype(str).to_numpy(object))
+    unit = sub[cluster].astype(str).to_numpy(object) if cluster is not None else prompt
+    samples = "scores_i" in sub.columns and "scores_j" in sub.columns
+    seen: set[tuple[str, str, int]] = set()
+    values: list[float] = []
+    labels: list[str] = []
+    units: list[str] = []
+    for side in ("i", "j"):
+        bg = sub[f"background_{side}"].astype(str).to_numpy(object)
+        col = sub[f"scores_{side}"].tolist() if samples else sub[f"score_{side}"].to_numpy(np.float64)
+        for r in range(n):
+            scores = list(col[r]) if samples else [col[r]]
+            for k, x in enumerate(scores):
+                key = (prompt[r], bg[r], k)
+                if key in seen:
+                    continue
+                seen.add(key)
+                values.append(float(x))
+                labels.append(bg[r])
+                units.append(unit[r])
+    return np.asarray(values), np.asarray(labels, dtype=object), np.asarray(units, dtype=object)
+
+
 def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
-    """PB per model and the mean outcome per background (interval outcomes only)."""
+    """PB per model and the mean outcome per background (interval outcomes only).
+
+    Each response counts once (see :func:`_responses`) and the PB bootstrap resamples prompts.
+    """
     pb: dict[str, Any] = {}
     backgrounds: dict[str, dict[str, dict[str, float]]] = {}
     if st.outcome != "interval":
@@ -226,9 +268,8 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
     models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
     for model in sorted(set(models)) if models is not None else [UNKNOWN_MODEL]:
         sub = df if models is None else df[(models == model).to_numpy()]
-        values = np.concatenate([sub["score_i"].to_numpy(np.float64), sub["score_j"].to_numpy(np.float64)])
-        labels = np.concatenate([sub["background_i"].to_numpy(object), sub["background_j"].to_numpy(object)])
-        pb[model] = personalization_bias(values, labels, rng=gen)
+        values, labels, units = _responses(sub, st.cluster)
+        pb[model] = personalization_bias(values, labels, rng=gen, clusters=units)
         per: dict[str, dict[str, float]] = {}
         for lab in sorted(set(labels)):
             v = values[labels == lab]
@@ -254,6 +295,8 @@ def test(
     rng: int | np.random.Generator | None = None,
     paper_compat: bool = False,
     alternative: str | None = None,
+    cluster: str | None = None,
+    order: Any = None,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -288,7 +331,20 @@ def test(
         permutation p = b/L with L = 1,000 (can be 0), the sign test counting s > m0 with
         alternative "greater", no correction.  Never the default.
     alternative : str, optional
-        Override H1's direction (default: "two-sided" for interval, "less" for similarity).
+        Override H1's direction (default: "two-sided" for interval, "less" for similarity).  A
+        one-sided alternative needs ``order`` when a group's pairs are stored both ways.
+    cluster : str, optional
+        A column naming each pair's cluster (e.g. ``question_id``: the Farm pairs come two per
+        question).  The Δ of a cluster are summed and the sign flips act on whole clusters; each
+        group reports ``n_clusters``.  Without it, pairs that share an id column
+        (:data:`ipcausal.study.groups.ID_COLUMNS`) raise a :class:`ClusterWarning`.
+    order : list of str, optional
+        The backgrounds in order: every group is oriented earlier → later, so
+        Δ = score(later) − score(earlier) whatever the storage.
+
+    Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
+    run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
+    every pair has the same count of integer scores, so the exact lattice route stays exact).
 
     Returns
     -------
@@ -308,9 +364,11 @@ def test(
     if len(ps) == 0:
         raise ValueError("`pairs` is empty")
     st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0, method=method,
-                  n_resamples=n_resamples, paper_compat=paper_compat, alternative=alternative)
+                  n_resamples=n_resamples, paper_compat=paper_compat, alternative=alternative, cluster=cluster,
+                  order=order)
     gen = as_generator(rng)
-    raw = [test_group(g, st, gen) for g in groups(ps, st.outcome)]
+    raw = [test_group(g, st, gen) for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order,
+                                                  one_sided=st.alternative != "two-sided")]
     results, warn = correct(raw, st)
     for w in warn:
         warnings.warn(w, MonteCarloResolutionWarning, stacklevel=2)

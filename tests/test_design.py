@@ -1,0 +1,167 @@
+"""Inference that respects the design (issue 11): clusters, repeated samples, `order`, PB per response."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import ipcausal
+from ipcausal import ClusterWarning, PairSet
+
+
+def farm_like(n_q: int = 40, rho: float = 0.9, effect: float = 0.0, seed: int = 0) -> PairSet:
+    """Two strongly correlated pairs per question (same- and foreign-domain statement), 0/1 outcomes."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(n_q):
+        shared = rng.random() < 0.5
+        for dom in ("same", "foreign"):
+            flip = shared if rng.random() < rho else rng.random() < 0.5
+            true, false = (1, 0) if flip else (0, 1)
+            if rng.random() < effect:
+                false = 0
+            rows.append({"pair_id": f"{q}-{dom}", "background_i": "true_belief", "background_j": "false_belief",
+                         "x_i": "t", "x_j": "f", "score_i": true, "score_j": false, "question_id": f"q{q}"})
+    return PairSet.from_records(rows)
+
+
+def test_cluster_test_is_the_plain_test_on_cluster_sums() -> None:
+    ps = farm_like(effect=0.3, seed=1)
+    rep = ipcausal.test(ps, cluster="question_id", method="exact")
+    (g,) = rep.groups
+    sums = ps.to_frame().assign(d=ps.deltas).groupby("question_id")["d"].sum().to_numpy()
+    plain = ipcausal.permutation_test(sums, method="exact")
+    assert g.pvalue == plain.pvalue and g.n_clusters == 40 and g.n == 80 and g.unit == "clusters"
+    assert g.effect == pytest.approx(ps.deltas.mean())  # per pair, whatever the unit
+    assert (g.ci_low, g.ci_high) == pytest.approx((plain.ci_low / 2, plain.ci_high / 2))
+    assert g.data.x == tuple(np.sort(sums).tolist()) or sorted(g.data.x) == sorted(sums.tolist())
+
+
+def test_pairs_sharing_an_id_warn_once_and_cluster_silences_it() -> None:
+    ps = farm_like()
+    with pytest.warns(ClusterWarning, match="share an id") as rec:
+        ipcausal.test(ps, method="exact")
+    assert len([w for w in rec if issubclass(w.category, ClusterWarning)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClusterWarning)
+        ipcausal.test(ps, cluster="question_id", method="exact")
+
+
+def test_clustered_null_pair_test_over_rejects_cluster_test_does_not() -> None:
+    """A small seeded check (the full calibration is benchmarks/calib_design.py)."""
+    reps, alpha = 300, 0.05
+    pair_rej = clus_rej = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClusterWarning)
+        for k in range(reps):
+            ps = farm_like(n_q=30, rho=0.95, seed=100 + k)
+            pair_rej += ipcausal.test(ps, method="exact").ip_detected
+            clus_rej += ipcausal.test(ps, method="exact", cluster="question_id").ip_detected
+    se = math.sqrt(alpha * (1 - alpha) / reps)
+    assert clus_rej / reps <= alpha + 3 * se
+    assert pair_rej / reps > clus_rej / reps  # ignoring the clusters over-rejects
+
+
+def test_unequal_cluster_sizes_interval_by_inversion() -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for c in range(25):
+        for k in range(1 + c % 3):
+            rows.append({"pair_id": f"{c}-{k}", "background_i": "a", "background_j": "b", "x_i": "", "x_j": "",
+                         "score_i": 0.0, "score_j": float(rng.normal(0.4, 1.0)), "cl": f"c{c}"})
+    ps = PairSet.from_records(rows)
+    (g,) = ipcausal.test(ps, cluster="cl", method="monte-carlo", n_resamples=4000, rng=1).groups
+    assert g.ci_low < g.effect < g.ci_high and "bisection" in g.detail.ci_method
+    assert g.effect == pytest.approx(ps.deltas.mean())
+
+
+def test_repeated_samples_are_the_plain_test_of_per_pair_means() -> None:
+    rng = np.random.default_rng(5)
+    rows = []
+    for k in range(30):
+        si = rng.integers(1, 6, 5).tolist()
+        sj = (rng.integers(1, 6, 5) + (k % 4 == 0)).clip(1, 5).tolist()
+        rows.append({"pair_id": k, "background_i": "sae", "background_j": "aae", "x_i": "", "x_j": "",
+                     "score_i": si[0], "score_j": sj[0], "scores_i": si, "scores_j": sj})
+    ps = PairSet.from_records(rows)
+    (g,) = ipcausal.test(ps, method="exact").groups
+    means = np.array([np.mean(r["scores_j"]) - np.mean(r["scores_i"]) for r in rows])
+    plain = ipcausal.permutation_test(means, method="exact")
+    assert g.pvalue == pytest.approx(plain.pvalue, rel=1e-12) and g.effect == pytest.approx(means.mean())
+    assert g.detail.method == "exact-lattice"  # the sums of 5 integer scores stay on the lattice
+    first_only = ipcausal.test(ps.drop_columns("scores_i", "scores_j"), method="exact").groups[0]
+    assert first_only.effect == pytest.approx(np.mean([r["score_j"] - r["score_i"] for r in rows]))
+    # unequal counts: means, not sums
+    rows[0]["scores_i"] = rows[0]["scores_i"][:3]
+    (g2,) = ipcausal.test(PairSet.from_records(rows), method="monte-carlo", rng=0).groups
+    means[0] = np.mean(rows[0]["scores_j"]) - np.mean(rows[0]["scores_i"])
+    assert g2.effect == pytest.approx(means.mean())
+
+
+def test_order_fixes_the_direction_whatever_the_storage() -> None:
+    rows = []
+    for k in range(20):
+        fwd = k % 3 != 0
+        si, sj = (3, 4) if fwd else (4, 3)  # "b" always scores one more than "a"
+        bi, bj = ("a", "b") if fwd else ("b", "a")
+        rows.append({"pair_id": k, "background_i": bi, "background_j": bj, "x_i": "", "x_j": "",
+                     "score_i": si, "score_j": sj})
+    ps = PairSet.from_records(rows)
+    (g,) = ipcausal.test(ps, order=["b", "a"]).groups
+    assert (g.background_a, g.background_b, g.effect) == ("b", "a", -1.0)
+    (g,) = ipcausal.test(ps, order=["a", "b"], alternative="greater").groups
+    assert g.effect == 1.0 and g.pvalue < 1e-4
+    with pytest.raises(ValueError, match="`order`: group a vs b .* stored both ways"):
+        ipcausal.test(ps, alternative="greater")
+
+
+def test_pb_counts_a_reused_response_once() -> None:
+    rows = []
+    for p in range(12):
+        sae = 3.0 + (p % 2)
+        for other, score in (("aae", 2.0), ("esl", 5.0)):
+            rows.append({"pair_id": f"{p}-{other}", "background_i": "sae", "background_j": other, "x_i": "",
+                         "x_j": "", "score_i": sae, "score_j": score, "prompt_id": f"p{p}"})
+    ps = PairSet.from_records(rows)
+    rep = ipcausal.test(ps, method="exact")
+    pb = rep.pb["(model not given)"]
+    assert pb.counts == {"aae": 12, "esl": 12, "sae": 12}  # not 24 SAE responses
+    assert pb.statistic == pytest.approx(np.std([2.0, 5.0, 3.5], ddof=0))
+
+
+def test_pb_bootstrap_resamples_prompts() -> None:
+    values = np.array([1.0, 2.0, 1.5, 3.0, 0.5, 2.5])
+    labels = np.array(["a", "b", "a", "b", "a", "b"], dtype=object)
+    prompts = np.array(["p1", "p1", "p2", "p2", "p3", "p3"], dtype=object)
+    pb = ipcausal.personalization_bias(values, labels, clusters=prompts, n_resamples=500, rng=7)
+    gen = np.random.default_rng(7)
+    w = gen.multinomial(3, [1 / 3] * 3, size=500)  # the same draws, written out
+    ma = (w @ np.array([1.0, 1.5, 0.5])) / w.sum(axis=1)
+    mb = (w @ np.array([2.0, 3.0, 2.5])) / w.sum(axis=1)
+    lo, hi = np.quantile(np.abs(ma - mb) / 2, [0.025, 0.975])
+    assert (pb.ci_low, pb.ci_high) == pytest.approx((lo, hi), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"cluster": "nope"}, ValueError, "`cluster`: `pairs` has no column 'nope'"),
+        ({"cluster": 3}, TypeError, "`cluster` must be a column name"),
+        ({"order": "ab"}, TypeError, "`order` must be a list"),
+        ({"order": ["true_belief"]}, ValueError, r"`order` must list every background.*false_belief"),
+        ({"order": ["true_belief", "true_belief", "false_belief"]}, ValueError, "`order` names a background twice"),
+    ],
+)
+def test_validation(kwargs, exc, match) -> None:
+    with pytest.raises(exc, match=match):
+        ipcausal.test(farm_like(n_q=4), **kwargs)
+
+
+def test_bad_sample_scores() -> None:
+    rows = [{"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "", "x_j": "", "score_i": 1,
+             "score_j": 2, "scores_i": [1, 2], "scores_j": "oops"} for k in range(3)]
+    with pytest.raises(ValueError, match="`scores_i`/`scores_j` must hold lists"):
+        ipcausal.test(PairSet.from_records(rows))
