@@ -165,3 +165,23 @@ def test_bad_sample_scores() -> None:
              "score_j": 2, "scores_i": [1, 2], "scores_j": "oops"} for k in range(3)]
     with pytest.raises(ValueError, match="`scores_i`/`scores_j` must hold lists"):
         ipcausal.test(PairSet.from_records(rows))
+
+
+def test_score_pairs_scores_every_sample() -> None:
+    from ipcausal.scoring import score_pairs
+
+    opts = ["Paris", "Rome"]
+    rows = [{"pair_id": k, "background_i": "true_belief", "background_j": "false_belief", "x_i": "", "x_j": "",
+             "options": opts, "correct_option": 1, "y_i": "Paris", "y_j": "Rome",
+             "samples_i": ["Paris", "Paris", "Rome"], "samples_j": ["Rome", "Paris", "no idea"]} for k in range(4)]
+    res = score_pairs(PairSet.from_records(rows), "mcq")
+    assert res.pairs["scores_i"].tolist() == [[1.0, 1.0, 0.0]] * 4
+    assert res.pairs["scores_j"].tolist() == [[0.0, 1.0]] * 4  # the unparseable sample is left out
+    zero = score_pairs(PairSet.from_records(rows), "mcq", unparseable="zero")
+    assert zero.pairs["scores_j"].tolist() == [[0.0, 1.0, 0.0]] * 4
+    (g,) = ipcausal.test(res.pairs, method="exact").groups
+    assert g.effect == pytest.approx(0.5 - 2 / 3)
+    sim = score_pairs(PairSet.from_records([{**r, "samples_j": ["Rome", "Paris"]} for r in rows]), "choice")
+    # 3 x 2 sample pairs (P,R) (P,P) (P,R) (P,P) (R,R) (R,P): the same option in 3 of 6
+    assert sim.pairs["similarity"].tolist() == pytest.approx([3 / 6] * 4)
+    assert sim.pairs["similarity_first"].tolist() == [0.0] * 4

@@ -108,6 +108,58 @@ def _status_of(statuses: list[str]) -> str:
     return OK
 
 
+def _sample_lists(df: pd.DataFrame, side: str) -> list[list[Any]]:
+    out = []
+    for v in df[f"samples_{side}"].tolist():
+        if isinstance(v, np.ndarray):
+            v = v.tolist()
+        out.append(list(v) if isinstance(v, (list, tuple)) else [])
+    return out
+
+
+def _score_samples(df: pd.DataFrame, entry: Scorer, policy: str, opts: dict[str, Any]) -> None:
+    """Score every sample: ``scores_i``/``scores_j`` (interval) or the r × r mean ``similarity``.
+
+    Unparseable samples are left out (``exclude``) or scored 0 (``zero``); missing ones are left out.
+    For similarity outcomes ``similarity`` becomes the mean over all scored sample pairs (the
+    first sample's value stays in ``similarity_first``) and ``similarities`` keeps them all.
+    """
+    si, sj = _sample_lists(df, "i"), _sample_lists(df, "j")
+    n = len(df)
+    if entry.outcome == "interval":
+        for side, lists in (("i", si), ("j", sj)):
+            rows = [r for r in range(n) for _ in lists[r]]
+            texts = [t for r in range(n) for t in lists[r]]
+            got = entry.fn(df.iloc[rows].reset_index(drop=True), texts, texts, opts) if texts else None
+            per: list[list[float]] = [[] for _ in range(n)]
+            for pos, r in enumerate(rows):
+                v, st = got.values_i[pos], got.status_i[pos]
+                if v is not None and st == OK:
+                    per[r].append(float(v))
+                elif st == UNPARSEABLE and policy == "zero":
+                    per[r].append(0.0)
+            df[f"scores_{side}"] = pd.Series(per, index=df.index, dtype=object)
+        return
+    rows, ta, tb = [], [], []
+    for r in range(n):
+        for a in si[r]:
+            for b in sj[r]:
+                rows.append(r)
+                ta.append(a)
+                tb.append(b)
+    got = entry.fn(df.iloc[rows].reset_index(drop=True), ta, tb, opts) if rows else None
+    per_s: list[list[float]] = [[] for _ in range(n)]
+    for pos, r in enumerate(rows):
+        v, st = got.sims[pos], got.sim_status[pos]
+        if v is not None and st == OK:
+            per_s[r].append(float(v))
+        elif st == UNPARSEABLE and policy == "zero":
+            per_s[r].append(0.0)
+    df["similarity_first"] = df["similarity"]
+    df["similarities"] = pd.Series(per_s, index=df.index, dtype=object)
+    df["similarity"] = [float(np.mean(x)) if x else f for x, f in zip(per_s, df["similarity_first"])]
+
+
 def score_pairs(
     pairs: PairSet,
     scorer: str,
@@ -146,6 +198,11 @@ def score_pairs(
         Points on the scale (``"scale"``); else the ``scale_k`` column.
     retries : int
         Judge retries for replies without a rating.
+
+    With repeated samples (``samples_i``/``samples_j`` from ``ipcausal run --n K``) every sample is
+    scored: interval scorers add ``scores_i``/``scores_j`` (one score per sample; ``ipcausal.test``
+    then tests the per-pair means), similarity scorers set ``similarity`` to the mean over the
+    r × r sample pairs (the first samples' value stays in ``similarity_first``).
 
     Returns
     -------
@@ -211,6 +268,9 @@ def score_pairs(
         df["status_i"], df["status_j"] = st_i, st_j
     for name, vals in extra.items():
         df[name] = vals
+    if "samples_i" in df.columns and "samples_j" in df.columns:
+        _score_samples(df, entry, policy, {"backend": backend, "rater": rater, "embedder": embedder, "k": k,
+                                           "retries": retries})
     df["scorer"] = desc
     counts = {
         "requested": n,
