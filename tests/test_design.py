@@ -138,7 +138,8 @@ def test_pb_bootstrap_resamples_prompts() -> None:
     prompts = np.array(["p1", "p1", "p2", "p2", "p3", "p3"], dtype=object)
     pb = ipcausal.personalization_bias(values, labels, clusters=prompts, n_resamples=500, rng=7)
     gen = np.random.default_rng(7)
-    w = gen.multinomial(3, [1 / 3] * 3, size=500)  # the same draws, written out
+    idx = gen.integers(0, 3, size=(500, 3))  # the same draws, written out: 3 prompts drawn with replacement
+    w = np.stack([np.bincount(row, minlength=3) for row in idx])
     ma = (w @ np.array([1.0, 1.5, 0.5])) / w.sum(axis=1)
     mb = (w @ np.array([2.0, 3.0, 2.5])) / w.sum(axis=1)
     lo, hi = np.quantile(np.abs(ma - mb) / 2, [0.025, 0.975])

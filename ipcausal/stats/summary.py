@@ -138,7 +138,9 @@ def _cluster_bootstrap(v: np.ndarray, keys: np.ndarray, labels: list[str], clust
         raise ValueError(f"`clusters` must have one label per value ({v.shape[0]}), got shape {c.shape}")
     ids = np.unique(np.array([str(x) for x in c], dtype=object), return_inverse=True)[1]
     n_c = int(ids.max()) + 1
-    weights = gen.multinomial(n_c, np.full(n_c, 1.0 / n_c), size=n_resamples).astype(np.float64)  # (B, C)
+    # each resample draws n_c clusters with replacement; weights[b, c] = how often cluster c was drawn
+    draws = gen.integers(0, n_c, size=(n_resamples, n_c)) + (np.arange(n_resamples) * n_c)[:, None]
+    weights = np.bincount(draws.ravel(), minlength=n_resamples * n_c).reshape(n_resamples, n_c).astype(np.float64)
     boot = np.empty((n_resamples, len(labels), v.shape[1]))
     for u, lab in enumerate(labels):
         mask = keys == lab
