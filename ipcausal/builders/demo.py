@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ipcausal.builders.manifest import BuildResult, Manifest, check_record, sha256_of, validate_on_problem
+from ipcausal.builders.manifest import (BuildResult, Manifest, belief_allowed, check_record, sha256_of,
+                                        validate_on_problem)
 from ipcausal.pairs import PairSet
 
 __all__ = ["DEMO_SETS", "DEMO_FILES", "DEMO_ESSAY_INSTRUCTION", "DEMO_OPEN_SUFFIX", "DEMO_STYLES", "load_demo",
@@ -144,7 +145,7 @@ def build_demo(
                 "true_statement": it["true_statement"], "false_statement": it["false_statement"],
                 "statement_source": "demo",
             }
-            if check_record(rec, man, on_problem, allowed=(it["true_statement"], it["false_statement"])):
+            if check_record(rec, man, on_problem, allowed=belief_allowed(rec)):
                 records.append(rec)
     man.counts["pairs"] = len(records)
     return BuildResult(PairSet.from_records(records), man.to_dict())

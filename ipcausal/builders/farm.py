@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.builders.manifest import BuildResult, Manifest, check_record, validate_on_problem
+from ipcausal.builders.manifest import BuildResult, Manifest, belief_allowed, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
 
 __all__ = ["SUBSETS", "STATEMENT_DOMAINS", "read_farm", "build_farm", "generate_statements"]
@@ -260,7 +260,7 @@ def build_farm(
                 "statement_source": how, "statements_identical": identical,
                 "target": it["target"] if isinstance(it["target"], str) else None,
             }
-            if not check_record(rec, man, on_problem, allowed=(true_s, false_s), ignore=("unchanged",)):
+            if not check_record(rec, man, on_problem, allowed=belief_allowed(rec), ignore=("unchanged",)):
                 continue
             records.append(rec)
             man.counts[f"pairs:{d}"] += 1

@@ -109,6 +109,13 @@ def validate_on_problem(on_problem: object) -> str:
     return str(on_problem)
 
 
+def belief_allowed(record: dict[str, Any]) -> list[str]:
+    """The two belief statements of an echo-chamber pair as they stand in its prompts (the declared change)."""
+    from ipcausal.interventions import belief_statement
+
+    return [st for st in (belief_statement(record["x_i"]), belief_statement(record["x_j"])) if st]
+
+
 def check_record(record: dict[str, Any], man: Manifest, on_problem: str, allowed: Any = (),
                  ignore: tuple[str, ...] = ()) -> bool:
     """Check one pair record in place and count it; return whether to keep it.

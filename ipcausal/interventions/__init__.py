@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ipcausal.interventions._llm import GeneratedText
 from ipcausal.interventions.aae import AAE_FEATURES, AAE_SPEC, AAEEdit, AAEResult, aae_features
-from ipcausal.interventions.belief import BELIEF_SPEC, BeliefPair, belief_pair, belief_prompt
+from ipcausal.interventions.belief import BELIEF_SPEC, BeliefPair, belief_pair, belief_prompt, belief_statement
 from ipcausal.interventions.compose import (
     COMPOSE_MIN_SIMILARITY,
     COMPOSE_SPEC,
@@ -54,7 +54,7 @@ __all__ = [
     "AAE_FEATURES", "AAE_SPEC", "AAEEdit", "AAEResult", "aae_features",
     "PROBLEM_KINDS", "Problem", "ProtectedSpan", "check_pair", "protected_spans",
     "DETECTED_VARIETIES", "DetectedFeatures", "detect_features", "target_variety",
-    "BELIEF_SPEC", "BeliefPair", "belief_pair", "belief_prompt",
+    "BELIEF_SPEC", "BeliefPair", "belief_pair", "belief_prompt", "belief_statement",
     "COMPOSE_MIN_SIMILARITY", "COMPOSE_SPEC", "FRAME_SPEC", "MARKER_FRAMES", "compose_with_markers",
     "frame_with_markers",
     "ESL_FAMILIES", "ESL_SPEC", "EslEdit", "EslResult", "esl_errors",

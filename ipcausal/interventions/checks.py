@@ -101,7 +101,7 @@ def _names(text: str) -> list[tuple[int, int, str]]:
     out = []
     for m in _CAP.finditer(text):
         w = m.group(0).rstrip("'’-")
-        if w in _PRONOUN_I or not w:
+        if w in _PRONOUN_I or len(w) < 2:  # "I", and single capitals (an article, an option letter)
             continue
         letters = [c for c in w if c.isalpha()]
         acronym = len(letters) > 1 and all(c.isupper() for c in letters)

@@ -52,7 +52,8 @@ _AAE_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(p, re.IGNORECASE) 
     "possessive_they": r"\b(?:with|for|in|of|about|on|from|by|at|into|starting|limit|reduces|how)\s+they\s+(?!are\b|"
                        r"were\b|have\b|had\b|will\b|would\b|can\b|could\b|do\b|did\b|may\b|might\b|must\b|should\b|"
                        r"need\b|say\b|think\b|want\b|is\b|was\b|ain't\b|gon'|always\b|often\b|never\b|all\b)\w+"
-                       r"|\bthey\s+(?:children|kids|parents|family|career|field|trip|life|home|house|school|job)\b"
+                       r"|\bthey\s+(?:children|kids|parents|family|career|field|trip|life|home|house|school|job|homework|money|"
+                       r"friends|teacher|car|phone|community|health|future|team)\b"
                        r"|\bthey\s+(?!always\b|sometimes\b|perhaps\b|was\b|is\b|has\b|does\b|thus\b|this\b)\w+[^s\W']s\b",
     "demonstrative_them": r"\bthem\s+(?:\w+s|people|children|kids|things)\b(?!\s+(?:to|that)\b)",
     "question_no_aux": r"(?:^|[.!?]\s+)(?:You|They|We|He|She|(?!Does\b|Was\b|Has\b|Is\b)[A-Z][a-z]{2,}s)\s+(?!are\b|were\b|is\b|was\b|will\b|can\b|"
