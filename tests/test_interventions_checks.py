@@ -144,8 +144,7 @@ def test_demo_education_is_sae_aae_esl_and_checked():
     assert all(json.loads(e) for e in aae.edits_j)
     # a prompt's pairs do not depend on how many prompts are built
     head = demo_pairs("education", 0, limit=5).to_frame()
-    assert head.equals(df.head(15).reset_index(drop=True)[head.columns]) or \
-        (head.x_j.tolist() == df.head(15).x_j.tolist())
+    assert head.x_i.tolist() == df.x_i.head(15).tolist() and head.x_j.tolist() == df.x_j.head(15).tolist()
     assert demo_pairs("education", 1) != demo_pairs("education", 0)
     assert demo_pairs("education", 1) == demo_pairs("education", 1)
 
@@ -184,8 +183,6 @@ def test_build_farm_counts_checks_on_real_data():
     res = build_farm(FARM, limit=40)
     checks = res.manifest["checks"]
     assert checks["clean"] + checks.get("flagged", 0) == len(res.pairs)
-    assert checks["clean"] + checks.get("dropped", 0) == res.manifest["counts"]["items"] * 2 - \
-        res.manifest["n_skipped"] + checks.get("dropped", 0) - checks.get("dropped", 0) or True
     assert checks["clean"] >= 0.9 * len(res.pairs)
     flagged = build_farm(FARM, limit=40, on_problem="flag")
     assert len(flagged.pairs) == len(res.pairs) + checks.get("dropped", 0)

@@ -71,16 +71,26 @@ def _esl_tables() -> dict[str, set[str]]:
     }
 
 
+_NOT_PLURAL = (r"(?!(?:this|his|its|is|was|has|does|thus|us|yes|always|perhaps|news|series|means|less|unless|"
+               r"across|whereas|sometimes|towards|afterwards|besides|as|plus|lots|ours|yours|theirs|hers)\b)")
 _ESL_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(p, re.IGNORECASE) for name, p in {
-    "article": r"\ba\s+[aeiou]\w+|\ban\s+(?![aeiouh])[b-df-hj-np-tv-z]\w*",
-    "verb_form": r"\b(?:can|could|should|would|will|must|may|might)\s+(?:to\s+\w+|(?!this\b|has\b|is\b|was\b|"
+    "article": r"\ba\s+(?!(?:uni|use|usu|uti|eu|one|once|ur)\w*)[aeiou]\w+|\ban\s+(?![aeiouh])[b-df-hj-np-tv-z]\w*|\bthe\s+(?:everyone|everybody|my|your|"
+               r"their|his|her|our|its)\b",
+    "verb_form": r"\b(?-i:can|could|should|would|will|must|may|might)\s+(?:to\s+\w+|(?!this\b|has\b|is\b|was\b|"
                  r"us\b|its\b|his\b|always\b|perhaps\b|thus\b|also\b|less\b|as\b)\w+[^s\W]s)\b",
     "agreement": r"\b(?:he|she|it|everyone|society|government)\s+(?:think|want|need|have|do|don't|say|believe|"
-                 r"feel|go|make|like|know|were)\b|\b(?:people|students|children|they|we)\s+(?:is|was|has|does|"
-                 r"doesn't)\b",
-    "pronoun": r"\b(?:you|they)\s+(?:position|opinion|view|reasons|answer|family|families|own|life|lives)\b|"
-               r"\bthemself\b|\bourself\b",
+                 r"feel|go|make|like|know|were|are|build)\b|\b(?:people|students|children|they|we)\s+(?:is|was|has|"
+                 r"does|doesn't)\b|\b(?:does|doesn't)\s+(?:you|they|we|people|children)\b|\bdo\s+(?:he|she|it)\b"
+                 rf"|\b{_NOT_PLURAL}(?!\w*(?:ss|us|ics)\b)[a-z]{{2,}}[^s\W']s\s+(?:is|was|has|does|doesn't)\s+(?!it\b)",
+    "pronoun": r"\b(?:you|they)\s+(?:position|opinion|view|reasons|reasoning|answer|family|families|own|life|lives|"
+               r"choice|goal)\b|\bthemself\b|\bourself\b|\b(?:support|explain|state|give|use|with|for|on|in|of|"
+               r"about)\s+you\s+(?!(?:are|can|will|should|have|do|agree|think|know|need|want|were|may|might|must|"
+               r"would|could|to|and|or|all|who|that|if|when|because|as|in|on|at|but|so|than|today|now|here|"
+               r"there|with|for|of|feel|like|prefer|chose|believe)\b)[a-z]+",
     "preposition": r"\bdepend\s+of\b|\bdiscuss\s+about\b|\bon\s+the\s+(?:city|school|country|future)\b",
+    "word_order": r"\b(?!(?:nothing|something|anything|everything|thing|king|ring|spring|morning|evening|"
+                  r"during)\b)\w{3,}ing\s+(?:always|often|usually|never|already|still|sometimes)\b"
+                  r"|\b(?:do|does|is|are)\s+(?:still|already)\s*[,.?]",
 }.items()}
 
 
