@@ -54,6 +54,16 @@ def test_feature_before_after(feature):
     assert feature in detect_features(r.text).aae  # the detector sees what the rule wrote
 
 
+def test_copula_after_a_noun_and_questions_with_a_name():
+    r = aae_features("The bus is late again.", rng=0)
+    assert r.text == "The bus late again." and r.edits[0].old == " is"
+    assert aae_features("Is the bus late?") is None  # an inverted question keeps its copula
+    assert aae_features("It is late.") is None  # "it" keeps its copula
+    r = aae_features("Does Keisha like the 3 songs?", rng=0)
+    assert r.text == "Keisha like the 3 songs?" and r.features == ("question_no_aux",)
+    assert check_pair("Does Keisha like the 3 songs?", r.text, allowed=r.edits) == []
+
+
 def test_edits_rebuild_the_text_and_case_is_kept():
     text = "There are two reasons. They are often tired, and their parents don't have any time."
     r = aae_features(text, rng=3)
@@ -187,7 +197,7 @@ def test_200_sentences_numbers_names_options_survive():
             assert ("?" in r.text) == ("?" in s)
             assert "www.example.com/" in r.text or "www.example.com/" not in s
             assert check_pair(s, r.text, allowed=r.edits) == []
-    assert n_aae >= 150 and n_esl >= 150  # the generators apply to most of them
+    assert n_aae >= 160 and n_esl >= 180  # the generators apply to most of them
 
 
 # ----------------------------------------------------------------- detector

@@ -15,7 +15,7 @@ Validate a sample by people who speak the variety before drawing conclusions
 
 Features (see :data:`AAE_FEATURES`; before → after)
 ----------------------------------------------------
-``copula_absence``       "they are ready" → "they ready"
+``copula_absence``       "they are ready" → "they ready", "the bus is late" → "the bus late"
 ``habitual_be``          "she is always busy" → "she always be busy"
 ``future_gon``           "we are going to win" → "we gon' win"
 ``negative_concord``     "he didn't say anything" → "he didn't say nothing"
@@ -88,6 +88,12 @@ _THERE_BLOCK = {"over", "in", "out", "from", "up", "down", "get", "go", "be", "b
 _THERE = {"is": "it's", "are": "it's", "was": "it was", "were": "it was"}
 _THOSE_BLOCK = {"who", "that", "which", "of", "are", "were", "is", "in", "with", "whose", "whom", "at", "on",
                 "for", "to", "from", "by", "and", "or", "we", "they", "you", "i", "he", "she", "it", "things"}
+_PRED = {"right", "wrong", "ready", "late", "busy", "happy", "sure", "free", "good", "bad", "important", "true",
+         "fine", "tired", "sick", "afraid", "hungry", "angry", "upset", "safe", "cheap", "expensive", "open", "closed",
+         "different", "better", "worse", "real", "new", "old", "young", "here", "home", "away", "gone", "done"}
+_NP_NOT_SUBJ = {"it", "this", "that", "what", "there", "here", "which", "who", "whom", "whose", "where", "when",
+                "why", "how", "i", "he", "she", "we", "you", "they", "and", "or", "but", "if", "than", "as", "so",
+                "because", "is", "are", "was", "were", "be", "not", "to", "of", "in", "on", "at", "for", "with"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 
 
@@ -169,6 +175,11 @@ def _candidates(text: str) -> dict[str, list[AAEEdit]]:
         if subj and nxt in ("is", "are") and joined(k, 3) and nxt2 not in ("not", "going", "there", "to") \
                 and nxt2 not in _HABIT and (cur in _SUBJ or nxt == "are"):
             add("copula_absence", k, k + 1, w)
+        # ... and after a noun or a name before a predicate adjective or -ing: "the bus is late" -> "the bus late"
+        if cur not in _NP_NOT_SUBJ and cur.isalpha() and nxt in ("is", "are") and joined(k, 3) and (
+                nxt2 in _PRED or (nxt2.endswith("ing") and len(nxt2) > 5 and nxt2 != "going")) and not (
+                cur in _SUBJ or _plural_subject(w)) and (k == 0 or lw[k - 1] not in ("is", "are", "was", "were")):
+            out["copula_absence"].append(AAEEdit("copula_absence", e, words[k + 1][1], text[e:words[k + 1][1]], ""))
         if cur in ("they're", "you're", "we're") and joined(k, 2) and nxt not in ("not", "going") and nxt not in _HABIT:
             add("copula_absence", k, k, w[:w.index("'") if "'" in w else w.index("’")])
         if cur in ("he's", "she's") and joined(k, 2) and nxt.endswith("ing") and nxt != "going":
@@ -210,12 +221,17 @@ def _candidates(text: str) -> dict[str, list[AAEEdit]]:
         if cur in ("they've", "we've", "you've") and joined(k, 2) and _pp(words[k + 1][2]) and nxt != "been":
             add("completive_done", k, k, w[:-3] + " done")
         # yes/no question without do-support: "Do you agree?" -> "You agree?"
+        name_next = k + 1 < len(words) and words[k + 1][2][:1].isupper() and nxt not in ("i",)
         if cur in ("do", "does") and w[:1].isupper() and joined(k, 2) and (nxt in _SUBJ or _plural_subject(
-                words[k + 1][2])) and (k == 0 or re.search(r"[.!?:\n]\s*$", text[:s])):
+                words[k + 1][2]) or name_next) and (k == 0 or re.search(r"[.!?:\n]\s*$", text[:s])):
             end_q = re.search(r"[.!?]", text[words[k + 1][1]:])
             if end_q is not None and end_q.group(0) == "?":
                 nw = words[k + 1][2]
-                add("question_no_aux", k, k + 1, nw[:1].upper() + nw[1:])
+                if name_next:  # "Does Keisha think ...?" -> "Keisha think ...?": the name itself is not touched
+                    out["question_no_aux"].append(AAEEdit("question_no_aux", s, words[k + 1][0],
+                                                          text[s:words[k + 1][0]], ""))
+                else:
+                    add("question_no_aux", k, k + 1, nw[:1].upper() + nw[1:])
         # third person -s: "she thinks" -> "she think"
         if cur in _THIRD and joined(k, 2):
             st = _stem_s(words[k + 1][2])
