@@ -215,3 +215,41 @@ def test_detector_on_standard_text_and_varieties():
     with pytest.raises(TypeError, match="`text` must be a str"):
         detect_features(None)
     assert [target_variety(b) for b in ("aae", "esl", "uk", "us", "sae", 3)] == ["aae", "esl", "uk", None, None, None]
+
+
+# ----------------------------------------------------------------- property: random texts
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_POOL = ["they", "are", "is", "there", "their", "those", "don't", "any", "anything", "she", "thinks", "have",
+         "already", "left", "were", "going", "to", "always", "Do", "you", "agree", "the", "bus", "late", "people",
+         "Maria", "NASA", "Lake Erie", "12", "3.5", "1,000", "40%", "www.example.org/a", "isn't", "ready", "books",
+         "has", "decided", "often", "busy", "we", "win", "doesn't", "know", "a", "friends", "Does", "Chen", "like"]
+
+
+@st.composite
+def _texts(draw):
+    words = draw(st.lists(st.sampled_from(_POOL), min_size=2, max_size=18))
+    sentence = " ".join(words)
+    end = draw(st.sampled_from([".", "?", "!", ""]))
+    text = sentence[:1].upper() + sentence[1:] + end
+    if draw(st.booleans()):
+        text += "\nA) " + draw(st.sampled_from(_POOL)) + "\nB) they are " + draw(st.sampled_from(_POOL))
+    return text
+
+
+@settings(max_examples=150, deadline=None)
+@given(_texts(), st.integers(0, 2**16), st.sampled_from([None, 1, 3]))
+def test_random_texts_keep_numbers_names_options(text, seed, n):
+    protected_numbers = re.findall(r"\d[\d,.]*%?", text)
+    names = [w for w in ("Maria", "NASA", "Lake Erie", "Chen") for _ in range(text.count(w))]
+    for r in (aae_features(text, rng=seed, n_features=n), esl_errors(text, rng=seed, n_errors=n or 3)):
+        if r is None:
+            continue
+        assert r.text != text
+        assert re.findall(r"\d[\d,.]*%?", r.text) == protected_numbers
+        assert [w for w in ("Maria", "NASA", "Lake Erie", "Chen") for _ in range(r.text.count(w))] == names
+        assert _options(r.text) == _options(text)
+        assert r.text.count("www.example.org/a") == text.count("www.example.org/a")
+        assert check_pair(text, r.text, allowed=r.edits) == []
+    assert aae_features(text, rng=seed, n_features=n) == aae_features(text, rng=seed, n_features=n)
