@@ -52,7 +52,7 @@ def test_build_essays_with_rules(tmp_path, capsys):
     assert len(ps) == 2 and set(ps["style_j"]) == {"esl"}
 
 
-@pytest.mark.parametrize("name,n", [("culture", 65), ("echo", 42), ("education", 32)])
+@pytest.mark.parametrize("name,n", [("culture", 65), ("echo", 42), ("education", 96)])
 def test_build_demo(tmp_path, capsys, name, n):
     out = tmp_path / f"{name}.jsonl"
     rc, _, err = _run(capsys, "build", "demo", name, "-o", str(out))

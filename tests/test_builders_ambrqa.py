@@ -92,6 +92,10 @@ def test_original_globalopinionqa_format(tmp_path):
                            "distribution length differs from the number of options": 1}
     res = build_ambrqa(f, rng=0)
     assert len(res.pairs) == 2 and res.manifest["n_skipped"] == 3
+    assert res.manifest["checks"]["clean"] == 2 and res.pairs.to_frame().target_features_j.all()
+    assert build_ambrqa(f, rng=0, on_problem="flag").pairs == res.pairs
+    with pytest.raises(ValueError, match="`on_problem` must be one of"):
+        build_ambrqa(f, on_problem="ignore")
 
 
 def test_malformed_sources(tmp_path):

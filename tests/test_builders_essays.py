@@ -115,8 +115,8 @@ def test_demo_pairs_columns_for_scorers():
     assert len(culture) == len(load_demo("culture"))
     assert {"options", "answer_type", "markers"} <= set(culture.columns)
     edu = demo_pairs("education", rng=1).to_frame()
-    assert len(edu) == len(load_demo("education"))
-    assert {"prompt_id", "style_i", "style_j"} <= set(edu.columns)
+    assert len(edu) == 3 * len(load_demo("education"))  # sae-aae, sae-esl, aae-esl per prompt
+    assert {"prompt_id", "style_i", "style_j", "check_problems", "features_j", "target_features_j"} <= set(edu.columns)
     assert demo_pairs("essays", rng=1) == demo_pairs("education", rng=1)
 
 

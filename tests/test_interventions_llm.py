@@ -209,3 +209,15 @@ def test_real_local_model_plumbing(tmp_path):
     assert made_aae + failed_aae == 1  # made or recorded, never dropped silently
     assert len(res.pairs) == (3 if made_aae else 1)
     assert m["settings"]["backend"].startswith("local:")
+
+
+def test_llm_rewrites_must_keep_numbers_and_names():
+    sae = "Should Ms. Rivera's school give students 30 minutes of recess? Explain your view."
+    lost = "Should the school give kids a long recess? Explain your view."
+    kept = "Should Ms. Rivera's school be givin' students 30 minutes of recess? Explain your view."
+    r = style_transfer(sae, ScriptedBackend([lost, kept]), "aae", min_similarity=-1.0)
+    assert r.ok and r.text == kept and r.failures[0].startswith("number not kept")
+    q = "How long is the drive from Ohio to Texas, in 2 days?"
+    r = compose_with_markers(q, ScriptedBackend(["How long is the drive by lorry?"]), "uk", rng=0, max_attempts=1,
+                             min_similarity=-1.0)
+    assert not r.ok and r.failures[0].startswith(("number not kept", "name not kept"))

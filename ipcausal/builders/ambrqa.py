@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.builders.factual import DOMAINS, PAPER_FACTUAL_COUNTS, generate_factual_questions, read_stylish_questions
-from ipcausal.builders.manifest import BuildResult, Manifest
+from ipcausal.builders.manifest import BuildResult, Manifest, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
 
 __all__ = ["DOMAINS", "read_global_opinions", "read_stylish_questions", "build_ambrqa", "generate_factual_questions",
@@ -172,6 +172,18 @@ def _pair_from_prompt(prompt: str, question: str, options: list[str] | None, bac
     return f.extra["us"], f.extra["uk"], "frame_with_markers", list(f.extra["markers"])
 
 
+def marker_allowed(x_us: str, x_uk: str, *, include_ambiguous: bool = False) -> list[tuple[str, str]]:
+    """The marker substitutions between the two sides of a US/UK pair (the declared edits for check_pair)."""
+    from ipcausal.interventions import swap_markers
+
+    out: list[tuple[str, str]] = []
+    for text, to in ((x_us, "uk"), (x_uk, "us")):
+        sw = swap_markers(text, to=to, include_ambiguous=include_ambiguous)
+        if sw is not None:
+            out += [(c.old, c.new) for c in sw.changes]
+    return out
+
+
 class _Same:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -190,6 +202,7 @@ def build_ambrqa(
     rng: int | np.random.Generator | None = 0,
     max_tokens: int = 160,
     max_attempts: int = 3,
+    on_problem: str = "drop",
 ) -> BuildResult:
     """Build AmbrQA US/UK pairs (opinion half from a CSV, factual half with a backend).
 
@@ -218,6 +231,9 @@ def build_ambrqa(
         Seed for frame choice and word offers; the same seed gives the same pairs.
     max_tokens, max_attempts : int
         Per LLM generation: token limit and tries before a failure is recorded.
+    on_problem : {"drop", "flag"}, default "drop"
+        What to do with a pair that fails :func:`~ipcausal.interventions.check_pair` (marker
+        substitutions are the declared change): drop it or keep it with ``check_problems``.
 
     Returns
     -------
@@ -227,7 +243,8 @@ def build_ambrqa(
         null), ``answer_type`` (``choice`` or ``open``), ``n_options``, ``dist_us``,
         ``dist_uk`` (JSON), ``majority_us``, ``majority_uk`` (1-based option index),
         ``majority_answer_us``, ``majority_answer_uk``, ``source``, ``uk_key``,
-        ``category``/``domain``, ``generator`` and ``markers`` (JSON list).
+        ``category``/``domain``, ``generator``, ``markers`` (JSON list), ``check_problems``,
+        ``features_j`` and ``target_features_j`` (see :func:`~ipcausal.builders.manifest.check_record`).
         ``.manifest``: sources with SHA-256, counts, skipped items with reasons.
 
     Examples
@@ -247,9 +264,10 @@ def build_ambrqa(
     make_factual = (backend is not None and stylish is None) if factual is None else bool(factual)
     if make_factual and backend is None:
         raise ValueError("`backend` is required for the factual half (`factual=True`)")
+    on_problem = validate_on_problem(on_problem)
     gen = as_generator(rng)
     seed = int(gen.integers(2**31 - 1))
-    man = Manifest("ambrqa", settings={
+    man = Manifest("ambrqa", settings={"on_problem": on_problem,
         "stylish": None if stylish is None else str(stylish), "stylish_ambiguous": stylish_ambiguous, "limit": limit, "factual": make_factual, "topics_per_domain": topics_per_domain,
         "questions_per_topic": questions_per_topic, "max_tokens": max_tokens, "max_attempts": max_attempts, "rng": rng if isinstance(rng, int) else repr(rng),
         "backend": None if backend is None else f"{getattr(backend, 'kind', '?')}:{getattr(backend, 'model', '?')}",
@@ -269,8 +287,7 @@ def build_ambrqa(
                 man.skip("no marker generator applied", it["item_id"])
                 continue
             x_us, x_uk, how, markers = made
-            man.counts[f"generator:{how}"] += 1
-            records.append({
+            rec = {
                 "pair_id": it["item_id"], "background_i": "us", "background_j": "uk", "x_i": x_us, "x_j": x_uk,
                 "item_id": it["item_id"], "half": "opinion", "question": it["question"],
                 "options": json.dumps(it["options"], ensure_ascii=False), "answer_type": "choice",
@@ -280,7 +297,11 @@ def build_ambrqa(
                 "majority_answer_uk": it["options"][it["majority_uk"] - 1], "source": it["source"],
                 "uk_key": it["uk_key"], "category": it["category"], "domain": None, "generator": how,
                 "markers": json.dumps(markers, ensure_ascii=False),
-            })
+            }
+            if not check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
+                continue
+            man.counts[f"generator:{how}"] += 1
+            records.append(rec)
         man.counts["opinion_pairs"] = sum(1 for r in records if r["half"] == "opinion")
     if stylish is not None:
         from ipcausal.interventions import swap_markers
@@ -295,11 +316,8 @@ def build_ambrqa(
             if us is None:
                 man.skip("UK-styled rewrite has no unambiguous marker to swap", q["item_id"])
                 continue
-            man.counts[f"generator:{how}"] += 1
             cues = country_cues(q["uk"])
-            if cues:
-                man.counts["warning:stylish_with_country_cue"] += 1
-            records.append({
+            rec = {
                 "pair_id": q["item_id"], "background_i": "us", "background_j": "uk", "x_i": us.text, "x_j": q["uk"],
                 "item_id": q["item_id"], "half": "factual", "question": q["question"], "options": None,
                 "answer_type": "open", "n_options": None, "dist_us": None, "dist_uk": None, "majority_us": None,
@@ -307,7 +325,13 @@ def build_ambrqa(
                 "uk_key": None, "category": None, "domain": q["domain"], "generator": how,
                 "markers": json.dumps([c.old for c in us.changes], ensure_ascii=False),
                 "country_cues": json.dumps(cues) if cues else None,
-            })
+            }
+            if not check_record(rec, man, on_problem, [(c.old, c.new) for c in us.changes]):
+                continue
+            man.counts[f"generator:{how}"] += 1
+            if cues:
+                man.counts["warning:stylish_with_country_cue"] += 1
+            records.append(rec)
         man.counts["stylish_pairs"] = sum(1 for r in records if r["source"] == "stylish")
     if make_factual:
         qs = generate_factual_questions(backend, topics_per_domain=topics_per_domain,
@@ -320,14 +344,16 @@ def build_ambrqa(
             if not r.ok:
                 man.skip("compose_with_markers failed validation", q["item_id"], list(r.failures))
                 continue
-            records.append({
+            rec = {
                 "pair_id": q["item_id"], "background_i": "us", "background_j": "uk", "x_i": r.extra["us"],
                 "x_j": r.extra["uk"], "item_id": q["item_id"], "half": "factual", "question": q["question"],
                 "options": None, "answer_type": "open", "n_options": None, "dist_us": None, "dist_uk": None,
                 "majority_us": None, "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None,
                 "source": "llm", "uk_key": None, "category": None, "domain": q["domain"],
                 "generator": "compose_with_markers", "markers": json.dumps(r.extra["markers"], ensure_ascii=False),
-            })
+            }
+            if check_record(rec, man, on_problem, marker_allowed(rec["x_i"], rec["x_j"])):
+                records.append(rec)
         man.counts["factual_pairs"] = sum(1 for r in records if r["half"] == "factual")
     if not records:
         raise ValueError("no AmbrQA pair could be made; see the manifest's skipped reasons")

@@ -4,9 +4,17 @@
 name           file                       pairs
 =============  =========================  ===============================================
 ``culture``    ``demo_culture.jsonl``     65 questions in American English with markers → us/uk
-``education``  ``demo_essays.jsonl``      32 SAE essay prompts → sae/esl (rules; + aae with a backend)
+``education``  ``demo_essays.jsonl``      32 SAE essay prompts → sae/aae/esl (offline rules), 3 pairs each
 ``echo``       ``demo_farm.jsonl``        42 questions × true/false belief statement
 =============  =========================  ===============================================
+
+:func:`demo_pairs` is the one place the demo pairs are made: ``ipcausal case``,
+``ipcausal build demo`` and ``make demo`` all call it, so they test the same pairs.  The
+education case is the study's (SPEC §5): SAE prompts, their AAE form
+(:func:`~ipcausal.interventions.aae_features`) and their ESL form
+(:func:`~ipcausal.interventions.esl_errors`, 3 errors), three style pairs per prompt.  The
+essays are asked for at about 80 words (not the study's 300–350) so the demo runs in
+minutes on two CPU cores; open culture questions ask for a one- or two-sentence answer.
 """
 
 from __future__ import annotations
@@ -17,10 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from ipcausal.builders.manifest import BuildResult, Manifest, sha256_of
+from ipcausal.builders.manifest import (BuildResult, Manifest, belief_allowed, check_record, sha256_of,
+                                        validate_on_problem)
 from ipcausal.pairs import PairSet
 
-__all__ = ["DEMO_SETS", "DEMO_FILES", "load_demo", "demo_pairs", "build_demo"]
+__all__ = ["DEMO_SETS", "DEMO_FILES", "DEMO_ESSAY_INSTRUCTION", "DEMO_OPEN_SUFFIX", "DEMO_STYLES", "load_demo",
+           "demo_pairs", "build_demo"]
+
+DEMO_ESSAY_INSTRUCTION = "Write a short essay of about 80 words in response to the following prompt.\n\n{prompt}"
+"""The demo's essay instruction (shorter essays than the study's, to fit two CPU cores)."""
+DEMO_OPEN_SUFFIX = "\nAnswer in one or two sentences."
+"""Appended to both sides of an open (not multiple-choice) culture question."""
+DEMO_STYLES: tuple[str, ...] = ("sae", "aae", "esl")
 
 DEMO_FILES = {"culture": "demo_culture.jsonl", "education": "demo_essays.jsonl", "echo": "demo_farm.jsonl"}
 DEMO_SETS: tuple[str, ...] = tuple(DEMO_FILES)
@@ -50,22 +66,38 @@ def load_demo(name: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def _limit(limit: object) -> int | None:
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+    return limit  # type: ignore[return-value]
+
+
 def build_demo(
     name: str,
     rng: int | np.random.Generator | None = 0,
     *,
+    limit: int | None = None,
+    on_problem: str = "drop",
     backend: Any = None,
-    styles: tuple[str, ...] | None = None,
 ) -> BuildResult:
-    """Build a demo set's pairs and manifest (see :func:`demo_pairs` for the parameters)."""
-    from ipcausal.builders.ambrqa import choice_prompt
+    """Build a demo set's pairs and manifest (see :func:`demo_pairs` for the parameters).
+
+    ``backend`` is accepted for old callers and not used: the demo sets are built offline.
+    """
+    from ipcausal.builders.ambrqa import choice_prompt, marker_allowed
     from ipcausal.builders.essays import essay_pairs_from_prompts
     from ipcausal.interventions import belief_prompt, swap_markers
 
     key = _resolve(name)
-    items = load_demo(key)
-    man = Manifest(f"demo:{key}", settings={"rng": rng if isinstance(rng, int) else repr(rng),
-                                             "backend": None if backend is None else getattr(backend, "model", "?")})
+    lim = _limit(limit)
+    on_problem = validate_on_problem(on_problem)
+    if not (rng is None or isinstance(rng, np.random.Generator)
+            or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        raise TypeError(f"`rng` must be an int, a numpy.random.Generator or None, got {type(rng).__name__}")
+    seed = int(rng) if isinstance(rng, (int, np.integer)) else int(np.random.default_rng(rng).integers(2**31 - 1))
+    items = load_demo(key)[:lim]
+    man = Manifest(f"demo:{key}", settings={"rng": rng if isinstance(rng, int) else repr(rng), "limit": lim,
+                                             "on_problem": on_problem})
     path = resources.files("ipcausal").joinpath("data", DEMO_FILES[key])
     man.sources.append({"path": f"ipcausal/data/{DEMO_FILES[key]}", "name": DEMO_FILES[key],
                         "sha256": sha256_of(str(path)), "role": "embedded demo set"})
@@ -78,25 +110,31 @@ def build_demo(
             if sw is None:
                 man.skip("no marker in the question", it["id"])
                 continue
-            records.append({"pair_id": it["id"], "background_i": "us", "background_j": "uk", "x_i": x_us,
-                            "x_j": sw.text, "item_id": it["id"], "domain": it["domain"], "question": it["question"],
-                            "answer_type": it["answer_type"],
-                            "options": json.dumps(it["options"], ensure_ascii=False) if it.get("options") else None,
-                            "n_options": len(it["options"]) if it.get("options") else None,
-                            "generator": "swap_markers",
-                            "markers": json.dumps([c.new for c in sw.changes], ensure_ascii=False)})
+            x_uk = sw.text
+            if not it.get("options"):
+                x_us, x_uk = x_us + DEMO_OPEN_SUFFIX, x_uk + DEMO_OPEN_SUFFIX
+            rec = {"pair_id": it["id"], "background_i": "us", "background_j": "uk", "x_i": x_us,
+                   "x_j": x_uk, "item_id": it["id"], "domain": it["domain"], "question": it["question"],
+                   "answer_type": it["answer_type"],
+                   "options": json.dumps(it["options"], ensure_ascii=False) if it.get("options") else None,
+                   "n_options": len(it["options"]) if it.get("options") else None,
+                   "generator": "swap_markers",
+                   "markers": json.dumps([c.new for c in sw.changes], ensure_ascii=False)}
+            if check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
+                records.append(rec)
     elif key == "education":
-        sty = styles if styles is not None else (("aae", "esl") if backend is not None else ("esl",))
         prompts = [{"prompt_id": it["id"], "prompt": it["prompt"]} for it in items]
-        records = essay_pairs_from_prompts(prompts, styles=sty, backend=backend, esl_rules=True, rng=rng,
-                                           manifest=man)
-        man.settings["styles"] = list(sty)
+        records = essay_pairs_from_prompts(prompts, styles=("aae", "esl"), aae_rules=True, esl_rules=True, rng=seed,
+                                           per_item_seed=True, instruction=DEMO_ESSAY_INSTRUCTION, manifest=man,
+                                           on_problem=on_problem)
+        man.settings["styles"] = list(DEMO_STYLES)
+        types = {it["id"]: it["type"] for it in items}
         for r in records:
-            r["essay_type"] = next(it["type"] for it in items if it["id"] == r["prompt_id"])
+            r["essay_type"] = types[r["prompt_id"]]
     else:
         for it in items:
             opts = it["options"]
-            records.append({
+            rec = {
                 "pair_id": it["id"], "background_i": "true_belief", "background_j": "false_belief",
                 "x_i": belief_prompt(it["true_statement"], it["question"], opts),
                 "x_j": belief_prompt(it["false_statement"], it["question"], opts),
@@ -106,7 +144,9 @@ def build_demo(
                 "answer_type": "yes_no" if [o.lower() for o in opts] == ["yes", "no"] else "mcq",
                 "true_statement": it["true_statement"], "false_statement": it["false_statement"],
                 "statement_source": "demo",
-            })
+            }
+            if check_record(rec, man, on_problem, allowed=belief_allowed(rec)):
+                records.append(rec)
     man.counts["pairs"] = len(records)
     return BuildResult(PairSet.from_records(records), man.to_dict())
 
@@ -115,31 +155,35 @@ def demo_pairs(
     name: str,
     rng: int | np.random.Generator | None = 0,
     *,
-    backend: Any = None,
-    styles: tuple[str, ...] | None = None,
+    limit: int | None = None,
+    on_problem: str = "drop",
 ) -> PairSet:
-    """The pairs of one embedded demo set, ready for ``ipcausal.run``.
+    """The pairs of one embedded demo set, ready for ``ipcausal.run`` (offline, seeded).
 
     Parameters
     ----------
     name : {"culture", "education", "echo"}
         Which demo set (aliases: ``ambrqa``, ``essays``, ``farm``).
     rng : int, numpy.random.Generator or None, default 0
-        Seed (used by the rule-based ESL errors of ``education``); same seed, same pairs.
-    backend : ipcausal.backends.Backend, optional
-        ``education`` only: also make AAE (and LLM-free ESL stays rule-based) pairs.
-    styles : tuple of str, optional
-        ``education`` only: styles besides SAE (default ``("esl",)``, or
-        ``("aae", "esl")`` with a backend).
+        Seed of the rule-based AAE and ESL rewrites of ``education`` (prompt k uses the
+        seed ``(rng, k)``, so ``limit`` never changes a prompt's pairs); same seed, same pairs.
+    limit : int, optional
+        Use only the first ``limit`` items (``education``: prompts, three pairs each).
+    on_problem : {"drop", "flag"}, default "drop"
+        What to do with a pair that fails :func:`~ipcausal.interventions.check_pair`.
 
     Returns
     -------
     PairSet
         ``culture``: backgrounds us/uk, columns ``options`` (JSON or null),
-        ``answer_type`` (choice/open), ``domain``, ``markers``.
-        ``education``: backgrounds sae/esl (/aae), ``prompt_id``, ``style_i``, ``style_j``.
+        ``answer_type`` (choice/open), ``domain``, ``markers``; open questions end with
+        :data:`DEMO_OPEN_SUFFIX`.
+        ``education``: backgrounds from sae/aae/esl (pairs sae–aae, sae–esl, aae–esl),
+        ``prompt_id``, ``style_i``, ``style_j``, ``edits_i``/``edits_j`` (JSON),
+        ``essay_type``; prompts wrapped in :data:`DEMO_ESSAY_INSTRUCTION`.
         ``echo``: backgrounds true_belief/false_belief, ``options`` (JSON), ``correct_option``
         (1-based), ``answer_type``, ``subset`` ("demo"), ``domain``.
+        All: ``check_problems``, ``features_j``, ``target_features_j``.
 
     Examples
     --------
@@ -147,5 +191,8 @@ def demo_pairs(
     >>> ps = demo_pairs("echo")
     >>> len(ps), ps["background_i"].iloc[0], ps["background_j"].iloc[0]
     (42, 'true_belief', 'false_belief')
+    >>> edu = demo_pairs("education", limit=2)
+    >>> sorted(set(edu["background_i"]) | set(edu["background_j"]))
+    ['aae', 'esl', 'sae']
     """
-    return build_demo(name, rng, backend=backend, styles=styles).pairs
+    return build_demo(name, rng, limit=limit, on_problem=on_problem).pairs

@@ -2,10 +2,13 @@
 
 The user supplies the Standard American English (SAE) prompts (the study's GRE/TOEFL pools
 are copyrighted and never shipped).  Each prompt is rewritten into African-American
-English (``aae``, LLM style transfer) and into ESL English (``esl``: LLM style transfer, or
-the offline seeded rules of :func:`~ipcausal.interventions.esl_errors` with
-``esl_rules=True``).  Every available pair of styles becomes a pair: SAE–AAE, SAE–ESL,
-AAE–ESL.  Both prompts of a pair are wrapped in the same essay instruction.
+English (``aae``: LLM style transfer, or the offline seeded rules of
+:func:`~ipcausal.interventions.aae_features` with ``aae_rules=True``) and into ESL English
+(``esl``: LLM style transfer, or the offline seeded rules of
+:func:`~ipcausal.interventions.esl_errors` with ``esl_rules=True``).  Every available pair
+of styles becomes a pair: SAE–AAE, SAE–ESL, AAE–ESL.  Both prompts of a pair are wrapped in
+the same essay instruction.  Every pair is checked (:func:`~ipcausal.interventions.check_pair`,
+the rule-based edits declared as allowed) and the features of ``x_j`` are recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.builders.manifest import BuildResult, Manifest
+from ipcausal.builders.manifest import BuildResult, Manifest, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
 
 __all__ = ["ESSAY_INSTRUCTION", "ALL_STYLES", "read_prompts", "build_essays", "essay_pairs_from_prompts"]
@@ -95,31 +98,52 @@ def essay_pairs_from_prompts(
     manifest: Manifest | None = None,
     max_tokens: int = 256,
     max_attempts: int = 3,
+    aae_rules: bool = False,
+    n_features: int | None = None,
+    on_problem: str = "drop",
+    per_item_seed: bool = False,
 ) -> list[dict[str, Any]]:
-    """The pair records for ``prompts`` (the work behind :func:`build_essays` and the demo)."""
-    from ipcausal.interventions import esl_errors, style_transfer
+    """The pair records for ``prompts`` (the work behind :func:`build_essays` and the demo).
+
+    With ``per_item_seed=True`` the rule-based rewrites of prompt k use the seed
+    ``(rng, k)`` (``rng`` an int), so a prompt's pairs do not depend on which other prompts
+    are built (the demo uses this: its first 20 prompts give the same pairs as all 32).
+    """
+    from ipcausal.interventions import aae_features, esl_errors, style_transfer
     from ipcausal.interventions._util import as_generator
 
     sty = _parse_styles(styles)
-    if not isinstance(esl_rules, bool):
-        raise TypeError("`esl_rules` must be a bool")
-    needs_llm = [s for s in sty if s == "aae" or (s == "esl" and not esl_rules)]
+    for name, flag in (("esl_rules", esl_rules), ("aae_rules", aae_rules), ("per_item_seed", per_item_seed)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"`{name}` must be a bool")
+    on_problem = validate_on_problem(on_problem)
+    needs_llm = [s for s in sty if (s == "aae" and not aae_rules) or (s == "esl" and not esl_rules)]
     if needs_llm and backend is None:
         raise ValueError(f"style(s) {needs_llm} need a `backend` (an LLM rewrites the prompts); pass one, "
-                         "drop them from `styles`, or use `esl_rules=True` for ESL")
+                         "drop them from `styles`, or use `aae_rules=True` / `esl_rules=True` for the offline rules")
+    if per_item_seed and not (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        raise TypeError("`rng` must be an int seed when `per_item_seed=True`")
     if not isinstance(instruction, str) or "{prompt}" not in instruction:
         raise ValueError("`instruction` must be a str containing '{prompt}'")
     gen = as_generator(rng)
     seed = int(gen.integers(2**31 - 1))
     man = manifest or Manifest("essays")
     records = []
-    for item in prompts:
+    for k, item in enumerate(prompts):
         pid, sae = item["prompt_id"], item["prompt"]
         texts: dict[str, str] = {"sae": sae}
         info: dict[str, dict[str, Any]] = {"sae": {"generator": "source"}}
+        item_gen = np.random.default_rng([int(rng), k]) if per_item_seed else gen  # type: ignore[arg-type]
         for s in sty:
-            if s == "esl" and esl_rules:
-                r = esl_errors(sae, rng=gen, n_errors=n_errors)
+            if s == "aae" and aae_rules:
+                a = aae_features(sae, rng=item_gen, n_features=n_features)
+                if a is None:
+                    man.skip("aae_features found no place for an AAE feature", f"{pid}:aae")
+                    continue
+                texts[s] = a.text
+                info[s] = {"generator": "aae_features", "edits": [list(e) for e in a.edits]}
+            elif s == "esl" and esl_rules:
+                r = esl_errors(sae, rng=item_gen, n_errors=n_errors)
                 if r is None or len(r.edits) < min(n_errors, 3):
                     man.skip("esl_errors found too few places for errors", f"{pid}:esl",
                              None if r is None else [list(e) for e in r.edits])
@@ -140,7 +164,7 @@ def essay_pairs_from_prompts(
                 if (a == "sae" or a in sty) and b in sty:
                     man.skip(f"pair {a}-{b} incomplete (a rewrite failed)")
                 continue
-            records.append({
+            rec = {
                 "pair_id": f"{pid}:{a}-{b}", "background_i": a, "background_j": b,
                 "x_i": instruction.format(prompt=texts[a]), "x_j": instruction.format(prompt=texts[b]),
                 "prompt_id": pid, "style_i": a, "style_j": b, "prompt_i": texts[a], "prompt_j": texts[b],
@@ -148,7 +172,11 @@ def essay_pairs_from_prompts(
                 "edits_i": json.dumps(info[a].get("edits")) if "edits" in info[a] else None,
                 "edits_j": json.dumps(info[b].get("edits")) if "edits" in info[b] else None,
                 "similarity_i": info[a].get("similarity"), "similarity_j": info[b].get("similarity"),
-            })
+            }
+            allowed = [tuple(e[-2:]) for e in (info[a].get("edits") or []) + (info[b].get("edits") or [])]
+            if not check_record(rec, man, on_problem, allowed):
+                continue
+            records.append(rec)
             man.counts[f"pairs:{a}-{b}"] += 1
     return records
 
@@ -165,6 +193,9 @@ def build_essays(
     instruction: str = ESSAY_INSTRUCTION,
     max_tokens: int = 256,
     max_attempts: int = 3,
+    aae_rules: bool = False,
+    n_features: int | None = None,
+    on_problem: str = "drop",
 ) -> BuildResult:
     """Build SAE/AAE/ESL essay-prompt pairs from the user's SAE prompt file.
 
@@ -175,7 +206,7 @@ def build_essays(
     styles : sequence of {"aae", "esl"} or comma-separated str
         Styles to make besides SAE.
     backend : ipcausal.backends.Backend, optional
-        Needed for ``aae`` and for ``esl`` unless ``esl_rules=True``.
+        Needed for ``aae`` unless ``aae_rules=True`` and for ``esl`` unless ``esl_rules=True``.
     esl_rules : bool, default False
         Make the ESL side with the offline, seeded :func:`esl_errors` rules.
     n_errors : int, default 3
@@ -188,6 +219,14 @@ def build_essays(
         Essay instruction wrapped around every prompt (must contain ``{prompt}``).
     max_tokens, max_attempts : int
         Per LLM rewrite: generation limit and tries before the failure is recorded.
+    aae_rules : bool, default False
+        Make the AAE side with the offline, seeded :func:`aae_features` rules.
+    n_features : int, optional
+        AAE edits per prompt with ``aae_rules`` (default: every one that fits).
+    on_problem : {"drop", "flag"}, default "drop"
+        A pair that fails :func:`~ipcausal.interventions.check_pair` is dropped (counted
+        under ``skipped``) or kept with its problems in ``check_problems``; the manifest's
+        ``checks`` counts pairs by result either way.
 
     Returns
     -------
@@ -195,7 +234,8 @@ def build_essays(
         ``.pairs`` with backgrounds from ``sae``/``aae``/``esl`` and metadata ``prompt_id``,
         ``style_i``, ``style_j``, ``prompt_i``, ``prompt_j`` (the bare prompts),
         ``prompt_sae``, ``generator_i/_j``, ``edits_i/_j`` (JSON, rule-based ESL),
-        ``similarity_i/_j`` (embedding check of LLM rewrites).
+        ``similarity_i/_j`` (embedding check of LLM rewrites), ``check_problems``,
+        ``features_j`` and ``target_features_j`` (see :func:`~ipcausal.builders.manifest.check_record`).
 
     Examples
     --------
@@ -205,8 +245,10 @@ def build_essays(
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
     sty = _parse_styles(styles)
+    on_problem = validate_on_problem(on_problem)
     man = Manifest("essays", settings={
-        "styles": list(sty), "esl_rules": esl_rules, "n_errors": n_errors, "limit": limit,
+        "styles": list(sty), "esl_rules": esl_rules, "aae_rules": aae_rules, "n_features": n_features,
+        "on_problem": on_problem, "n_errors": n_errors, "limit": limit,
         "rng": rng if isinstance(rng, int) else repr(rng), "instruction": instruction,
         "max_tokens": max_tokens, "max_attempts": max_attempts,
         "backend": None if backend is None else f"{getattr(backend, 'kind', '?')}:{getattr(backend, 'model', '?')}",
@@ -218,7 +260,8 @@ def build_essays(
         items = items[:limit]
     records = essay_pairs_from_prompts(items, styles=sty, backend=backend, esl_rules=esl_rules, n_errors=n_errors,
                                        rng=rng, instruction=instruction, manifest=man,
-                                       max_tokens=max_tokens, max_attempts=max_attempts)
+                                       max_tokens=max_tokens, max_attempts=max_attempts, aae_rules=aae_rules,
+                                       n_features=n_features, on_problem=on_problem)
     if not records:
         raise ValueError(f"{prompts}: no essay pair could be made; see the manifest's skipped reasons")
     man.counts["pairs"] = len(records)

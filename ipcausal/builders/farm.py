@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.builders.manifest import BuildResult, Manifest
+from ipcausal.builders.manifest import BuildResult, Manifest, belief_allowed, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
 
 __all__ = ["SUBSETS", "STATEMENT_DOMAINS", "read_farm", "build_farm", "generate_statements"]
@@ -155,6 +155,7 @@ def build_farm(
     seed: int = 0,
     drop_identical: bool = False,
     max_tokens: int = 120,
+    on_problem: str = "drop",
 ) -> BuildResult:
     """Build echo-chamber pairs: the same question after a true vs a false belief statement.
 
@@ -177,6 +178,11 @@ def build_farm(
         and counted under ``warning:identical_statements`` in the manifest.
     max_tokens : int, default 120
         Token limit of each generated statement pair.
+    on_problem : {"drop", "flag"}, default "drop"
+        What to do with a pair that fails :func:`~ipcausal.interventions.check_pair` (the
+        belief statements are the declared change; the question and its options must be
+        the same on both sides): drop it or keep it with ``check_problems``.  Identical
+        statements are governed by ``drop_identical``.
 
     Returns
     -------
@@ -187,7 +193,9 @@ def build_farm(
         ``options`` (JSON list), ``correct_option`` (1-based, the first correct one),
         ``correct_options`` (JSON list of all correct 1-based indices), ``n_options``,
         ``answer_type`` (yes_no/mcq), ``true_statement``, ``false_statement``,
-        ``statement_source`` (dataset/llm), ``statements_identical`` (bool), ``target`` (the false answer).
+        ``statement_source`` (dataset/llm), ``statements_identical`` (bool), ``target`` (the false answer),
+        ``check_problems``, ``features_j``, ``target_features_j`` (see
+        :func:`~ipcausal.builders.manifest.check_record`).
 
     Examples
     --------
@@ -203,7 +211,9 @@ def build_farm(
         raise ValueError(f"`domains` must be a non-empty subset of {STATEMENT_DOMAINS}, got {domains!r}")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+    on_problem = validate_on_problem(on_problem)
     man = Manifest("farm", settings={"domains": list(domains), "limit": limit, "seed": seed, "max_tokens": max_tokens,
+                                     "on_problem": on_problem,
                                      "backend": None if backend is None else f"{getattr(backend, 'kind', '?')}:"
                                      f"{getattr(backend, 'model', '?')}"})
     items = read_farm(source, man)
@@ -239,7 +249,7 @@ def build_farm(
                 if drop_identical:
                     man.skip("true and false statements are identical")
                     continue
-            records.append({
+            rec = {
                 "pair_id": f"{it['item_id']}:{d}", "background_i": "true_belief", "background_j": "false_belief",
                 "x_i": belief_prompt(true_s, it["question"], it["options"]),
                 "x_j": belief_prompt(false_s, it["question"], it["options"]),
@@ -249,7 +259,10 @@ def build_farm(
                 "answer_type": it["answer_type"], "true_statement": true_s, "false_statement": false_s,
                 "statement_source": how, "statements_identical": identical,
                 "target": it["target"] if isinstance(it["target"], str) else None,
-            })
+            }
+            if not check_record(rec, man, on_problem, allowed=belief_allowed(rec), ignore=("unchanged",)):
+                continue
+            records.append(rec)
             man.counts[f"pairs:{d}"] += 1
     if not records:
         raise ValueError(f"{source}: no Farm pair could be made; see the manifest's skipped reasons "

@@ -13,7 +13,12 @@ from typing import Any
 
 from ipcausal.pairs import PairSet
 
-__all__ = ["Manifest", "BuildResult", "sha256_of", "manifest_path_for"]
+__all__ = ["ON_PROBLEM", "Manifest", "BuildResult", "sha256_of", "manifest_path_for", "check_record",
+           "validate_on_problem"]
+
+ON_PROBLEM: tuple[str, ...] = ("drop", "flag")
+"""What a builder does with a pair that fails :func:`~ipcausal.interventions.check_pair`: drop it (counted
+under ``skipped``) or keep it with its problems in the ``check_problems`` column."""
 
 _MAX_FAILURES = 200
 
@@ -44,6 +49,7 @@ class Manifest:
     skipped: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     n_failures: int = 0
+    checks: Counter[str] = field(default_factory=Counter)
 
     def add_source(self, path: str | os.PathLike[str], **info: Any) -> None:
         p = Path(path)
@@ -62,6 +68,23 @@ class Manifest:
         if len(self.failures) < _MAX_FAILURES:
             self.failures.append({"item": item, "stage": stage, "details": details})
 
+    def check(self, item: str, problems: list[Any], on_problem: str) -> bool:
+        """Count one pair's check result by reason; return whether the pair is kept."""
+        if not problems:
+            self.checks["clean"] += 1
+            return True
+        kinds = [p.kind for p in problems]
+        for k in kinds:
+            self.checks[k] += 1
+        details = [p.to_dict() for p in problems]
+        if on_problem == "drop":
+            self.checks["dropped"] += 1
+            self.skip(f"pair check failed: {', '.join(kinds)}", item, details)
+            return False
+        self.checks["flagged"] += 1
+        self.fail(item, f"warning: pair check failed ({', '.join(kinds)}); kept, flagged", details)
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         from ipcausal import __version__
 
@@ -74,9 +97,49 @@ class Manifest:
             "counts": dict(self.counts),
             "skipped": dict(self.skipped),
             "n_skipped": int(sum(self.skipped.values())),
+            "checks": dict(self.checks),
             "n_failures": self.n_failures,
             "failures": self.failures,
         }
+
+
+def validate_on_problem(on_problem: object) -> str:
+    if on_problem not in ON_PROBLEM:
+        raise ValueError(f"`on_problem` must be one of {ON_PROBLEM}, got {on_problem!r}")
+    return str(on_problem)
+
+
+def belief_allowed(record: dict[str, Any]) -> list[str]:
+    """The two belief statements of an echo-chamber pair as they stand in its prompts (the declared change)."""
+    from ipcausal.interventions import belief_statement
+
+    return [st for st in (belief_statement(record["x_i"]), belief_statement(record["x_j"])) if st]
+
+
+def check_record(record: dict[str, Any], man: Manifest, on_problem: str, allowed: Any = (),
+                 ignore: tuple[str, ...] = ()) -> bool:
+    """Check one pair record in place and count it; return whether to keep it.
+
+    Runs :func:`~ipcausal.interventions.check_pair` on ``x_i``/``x_j`` (``allowed``: what the
+    generator changed; problem kinds in ``ignore`` are left to the builder) and
+    :func:`~ipcausal.interventions.detect_features` on ``x_j``, and adds the columns
+    ``check_problems`` (JSON list, or None when clean), ``features_j`` (JSON: the AAE, ESL
+    and British-marker features found in ``x_j``) and ``target_features_j`` (whether
+    ``x_j`` shows features of its background's variety; None for backgrounds without a
+    detector, such as ``sae``, ``us`` or a belief).
+    """
+    from ipcausal.interventions import check_pair, detect_features, target_variety
+
+    problems = [p for p in check_pair(record["x_i"], record["x_j"], allowed=allowed) if p.kind not in ignore]
+    found = detect_features(record["x_j"])
+    variety = target_variety(record.get("background_j"))
+    record["check_problems"] = (json.dumps([{"kind": p.kind, "detail": p.detail} for p in problems],
+                                           ensure_ascii=False) if problems else None)
+    record["features_j"] = json.dumps(found.to_dict(), ensure_ascii=False)
+    record["target_features_j"] = None if variety is None else found.present(variety)
+    if variety is not None:
+        man.checks[f"target_features:{'present' if found.present(variety) else 'absent'}"] += 1
+    return man.check(str(record.get("pair_id", "?")), problems, on_problem)
 
 
 @dataclass(frozen=True)

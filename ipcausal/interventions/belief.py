@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ipcausal.scm import InterventionSpec, check_intervention
 
-__all__ = ["BELIEF_SPEC", "BeliefPair", "belief_prompt", "belief_pair", "BELIEF_PREFIX", "ANSWER_INSTRUCTION"]
+__all__ = ["BELIEF_SPEC", "BeliefPair", "belief_prompt", "belief_pair", "belief_statement", "BELIEF_PREFIX",
+           "ANSWER_INSTRUCTION"]
 
 BELIEF_PREFIX = "I believe the following: "
 ANSWER_INSTRUCTION = "Answer with exactly one option: reply with the number of your choice only."
@@ -92,6 +93,24 @@ def belief_prompt(statement: str, question: str, options: Sequence[str] | None =
         lines += [f"{i}. {o}" for i, o in enumerate(opts, start=1)]
         lines.append(ANSWER_INSTRUCTION)
     return "\n".join(lines)
+
+
+def belief_statement(prompt: str) -> str | None:
+    """The statement inside a :func:`belief_prompt` (as written there), or None for another text.
+
+    Examples
+    --------
+    >>> from ipcausal.interventions import belief_prompt, belief_statement
+    >>> belief_statement(belief_prompt("The Moon is made of rock.", "What is the Moon made of?"))
+    'The Moon is made of rock'
+    """
+    if not isinstance(prompt, str):
+        raise TypeError(f"`prompt` must be a str, got {type(prompt).__name__}")
+    if not prompt.startswith(BELIEF_PREFIX):
+        return None
+    first = prompt.split("\n", 1)[0]
+    cut = first.rfind(". Question: ")
+    return first[len(BELIEF_PREFIX):cut] if cut >= len(BELIEF_PREFIX) else None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import numpy as np
 from ipcausal.backends.base import Backend
 from ipcausal.interventions._llm import GeneratedText, ask, check_attempts, check_backend, clean_output
 from ipcausal.interventions._util import as_generator, country_cues, is_question_like
+from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.markers import VARIETIES, find_markers, marker_lexicon, swap_markers
 from ipcausal.interventions.semantic import semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
@@ -232,6 +233,10 @@ def compose_with_markers(
             continue
         if is_question_like(question) and not is_question_like(cand):
             failures.append("not a question any more")
+            continue
+        lost = [p for p in check_pair(question, cand) if p.kind in ("number", "option", "name", "url") and p.before]
+        if lost:  # what the question holds must survive; a context sentence may add words
+            failures.append(f"{lost[0].kind} not kept: {lost[0].detail}")
             continue
         unified = swap_markers(cand, to=variety)  # any marker of the other variety joins this one
         text_v = unified.text if unified is not None else cand

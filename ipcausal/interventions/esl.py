@@ -4,7 +4,9 @@ An offline generator for the education case (SPEC §5) where no capable LLM is a
 it introduces a chosen number of typical learner errors into a text, each from one of
 eight families, and records every edit.  The errors are surface errors that a reader
 corrects without effort, so the meaning of the prompt is kept (S held fixed) while the
-text now signals a second-language writer (B changed).
+text now signals a second-language writer (B changed).  Numbers, capitalised names, web
+addresses and answer options are never touched (:func:`~ipcausal.interventions.protected_spans`),
+and every result passes :func:`~ipcausal.interventions.check_pair`.
 
 Families
 --------
@@ -27,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ipcausal.interventions._util import as_generator
+from ipcausal.interventions.checks import check_pair, overlaps_protected, protected_spans
 from ipcausal.scm import InterventionSpec, check_intervention
 
 __all__ = ["ESL_FAMILIES", "ESL_SPEC", "EslEdit", "EslResult", "esl_errors"]
@@ -244,7 +247,9 @@ def esl_errors(
         fams = tuple(f for f in ESL_FAMILIES if f in families)
     gen = as_generator(rng)
     cands = _candidates(text)
-    pools = {f: list(cands[f]) for f in fams if cands[f]}
+    protected = protected_spans(text)  # numbers, names, addresses, answer options stay as they are
+    pools = {f: [ed for ed in cands[f] if not overlaps_protected(protected, ed.start, ed.end)] for f in fams}
+    pools = {f: p for f, p in pools.items() if p}
     if not pools:
         return None
     chosen: list[EslEdit] = []
@@ -277,4 +282,7 @@ def esl_errors(
         parts += [text[last:ed.start], ed.new]
         last = ed.end
     parts.append(text[last:])
-    return EslResult(text="".join(parts), original=text, edits=tuple(chosen))
+    new_text = "".join(parts)
+    if check_pair(text, new_text, allowed=chosen):  # an edit hit something it must not: give up on this text
+        return None
+    return EslResult(text=new_text, original=text, edits=tuple(chosen))

@@ -16,6 +16,7 @@ import re
 from ipcausal.backends.base import Backend
 from ipcausal.interventions._llm import GeneratedText, ask, check_attempts, check_backend, clean_output
 from ipcausal.interventions._util import is_question_like
+from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.semantic import MEANING_THRESHOLD, semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
 
@@ -71,6 +72,9 @@ def validate_rewrite(original: str, candidate: str, style: str, min_similarity: 
         return f"length changed too much (ratio {ratio:.2f}, allowed 0.4-2.5)", None
     if is_question_like(original) and "?" in original and not is_question_like(candidate):
         return "question type changed: the input is a question, the output is not", None
+    lost = [p for p in check_pair(original, candidate) if p.kind in ("number", "option", "name", "url") and p.before]
+    if lost:
+        return f"{lost[0].kind} not kept: {lost[0].detail}", None
     low = candidate.lower()
     cue = next((c for c in _CUES[style] if re.search(rf"(?<!\w){re.escape(c)}(?!\w)", low)), None)
     if cue:
