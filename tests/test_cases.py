@@ -8,10 +8,10 @@ from html.parser import HTMLParser
 import pytest
 
 import ipcausal
-from ipcausal.study.cases import CASES, demo_pairs, run_case
+from ipcausal.study.cases import CASES, run_case
 from ipcausal.cli import main
 
-pytest.importorskip("llama_cpp")
+pytest.importorskip("llama_cpp")  # the other tests here load the local model
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +23,23 @@ def local():
     b.close()
 
 
-def test_demo_pairs_shapes():
-    assert len(demo_pairs("culture")) == 65 and len(demo_pairs("echo")) == 42
-    edu = demo_pairs("education")
-    assert set(edu["background_i"]) | set(edu["background_j"]) == {"sae", "esl", "esl_heavy"}
-    assert len(edu) % 3 == 0 and len(edu) >= 30
-    assert demo_pairs("education", seed=0) == demo_pairs("education", seed=0)
-    with pytest.raises(ValueError, match="`case` must be one of"):
-        demo_pairs("essays")
+def test_the_cases_use_the_one_demo_pairs(tmp_path):
+    """``ipcausal case`` and ``ipcausal build demo`` draw on the same builder: SAE / AAE / ESL for education."""
+    import ipcausal.study.cases as cases
+    from ipcausal.builders import demo_pairs
+    from ipcausal.testing import SimulatedModel
+
+    assert not hasattr(cases, "demo_pairs")
+    edu = demo_pairs("education", rng=0, limit=20)
+    assert set(edu["background_i"]) | set(edu["background_j"]) == {"sae", "aae", "esl"} and len(edu) == 60
+    res = run_case("education", SimulatedModel(backgrounds=("sae", "aae", "esl")), out=tmp_path, progress=False)
+    answered = ipcausal.PairSet.read(tmp_path / "responses.jsonl")
+    assert answered["pair_id"].tolist() == edu["pair_id"].tolist()
+    assert answered["x_j"].tolist() == edu["x_j"].tolist()
+    assert {g.group for g in res.report.groups} == {"sae vs aae", "sae vs esl", "aae vs esl"}
+    assert res.report.correction == "bonferroni"
     with pytest.raises(ValueError, match="`limit` must be a positive integer"):
-        demo_pairs("echo", limit=0)
+        run_case("echo", SimulatedModel(), limit=0)
 
 
 def test_cli_case_echo_end_to_end_and_resume(tmp_path, capsys):
@@ -113,11 +120,12 @@ def test_run_case_with_judges_all_cases(tmp_path):
     model, judge = RuleModel.make(), RuleModel.make()
     edu = run_case("education", model, judge_backend=judge, limit=4, out=tmp_path / "edu", progress=False)
     assert "rubric" in edu.settings["scorer"] and edu.report.outcome == "interval"
-    assert {g.group for g in edu.report.groups} == {"sae vs esl", "sae vs esl_heavy", "esl vs esl_heavy"}
+    assert {g.group for g in edu.report.groups} == {"sae vs aae", "sae vs esl", "aae vs esl"}
     cul = run_case("culture", model, judge_backend=judge, limit=6, progress=False)
     assert cul.pairs["similarity"].tolist() == [0.75] * len(cul.pairs)
     echo = run_case("echo", model, limit=10, progress=False, rater=None)
     assert echo.counts["unparseable"] == 0 and echo.counts["scored"] == 10
-    assert (tmp_path / "edu" / "report.html").is_file() and "dropped" not in edu.files
+    assert (tmp_path / "edu" / "report.json").is_file() and "dropped" not in edu.files
     assert main(["report", str(tmp_path / "edu"), "-o", str(tmp_path / "r.md")]) == 0
-    assert "esl_heavy" in (tmp_path / "r.md").read_text()
+    md = (tmp_path / "r.md").read_text()
+    assert "aae vs esl" in md and edu.title in md  # rendered from the folder's report.json, title kept

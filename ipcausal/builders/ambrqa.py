@@ -289,7 +289,7 @@ def build_ambrqa(
             x_us, x_uk, how, markers = made
             rec = {
                 "pair_id": it["item_id"], "background_i": "us", "background_j": "uk", "x_i": x_us, "x_j": x_uk,
-                "item_id": it["item_id"], "half": "opinion", "question": it["question"],
+                "item_id": it["item_id"], "prompt_id": it["item_id"], "half": "opinion", "question": it["question"],
                 "options": json.dumps(it["options"], ensure_ascii=False), "answer_type": "choice",
                 "n_options": len(it["options"]), "dist_us": json.dumps(it["dist_us"]),
                 "dist_uk": json.dumps(it["dist_uk"]), "majority_us": it["majority_us"],
@@ -319,7 +319,7 @@ def build_ambrqa(
             cues = country_cues(q["uk"])
             rec = {
                 "pair_id": q["item_id"], "background_i": "us", "background_j": "uk", "x_i": us.text, "x_j": q["uk"],
-                "item_id": q["item_id"], "half": "factual", "question": q["question"], "options": None,
+                "item_id": q["item_id"], "prompt_id": q["item_id"], "half": "factual", "question": q["question"], "options": None,
                 "answer_type": "open", "n_options": None, "dist_us": None, "dist_uk": None, "majority_us": None,
                 "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None, "source": "stylish",
                 "uk_key": None, "category": None, "domain": q["domain"], "generator": how,
@@ -346,7 +346,7 @@ def build_ambrqa(
                 continue
             rec = {
                 "pair_id": q["item_id"], "background_i": "us", "background_j": "uk", "x_i": r.extra["us"],
-                "x_j": r.extra["uk"], "item_id": q["item_id"], "half": "factual", "question": q["question"],
+                "x_j": r.extra["uk"], "item_id": q["item_id"], "prompt_id": q["item_id"], "half": "factual", "question": q["question"],
                 "options": None, "answer_type": "open", "n_options": None, "dist_us": None, "dist_uk": None,
                 "majority_us": None, "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None,
                 "source": "llm", "uk_key": None, "category": None, "domain": q["domain"],

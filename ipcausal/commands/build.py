@@ -19,10 +19,15 @@ __all__ = ["register"]
 
 
 def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
+    from ipcausal.builders.manifest import ON_PROBLEM
+
     add_out(p, "output PairSet (.jsonl, .csv or .parquet)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: next to OUT, NAME.manifest.json)")
     if seed:
         add_seed(p)
+    p.add_argument("--on-problem", choices=ON_PROBLEM, default="drop",
+                   help="a pair that fails the pair checks (numbers, options, names, URLs, question form): "
+                        "drop it (default) or keep it flagged in `check_problems`")
     if llm:
         g = p.add_argument_group("LLM backend (for generated text)")
         add_backend(g, what="model used by the LLM generators (default: none, offline steps only)")
@@ -65,6 +70,10 @@ def register(subparsers: Any) -> None:
     e.add_argument("--esl-rules", action="store_true", help="make ESL offline with seeded rules (no LLM)")
     e.add_argument("--n-errors", type=positive_int, default=3, metavar="N", help="ESL errors per prompt (default 3)")
     e.add_argument("--limit", type=positive_int, metavar="N", help="only the first N prompts")
+    e.add_argument("--aae-rules", action="store_true",
+                   help="make AAE offline with the rule-based features (an approximation; no LLM)")
+    e.add_argument("--n-features", type=positive_int, metavar="N",
+                   help="AAE features per prompt with --aae-rules (default: every one that applies)")
     _flags(e, llm=True)
     e.set_defaults(func=_essays)
 
@@ -109,6 +118,9 @@ def _finish(result: Any, args: argparse.Namespace, what: str) -> int:
     skipped = m.get("n_skipped", 0)
     extra = f", {skipped} skipped (reasons in {man})" if skipped else ""
     print(f"ipcausal build {what}: wrote {len(result.pairs)} pairs to {out}{extra}; manifest {man}", file=sys.stderr)
+    checks = m.get("checks") or {}
+    if checks:
+        print("pair checks: " + ", ".join(f"{k} {v}" for k, v in sorted(checks.items())), file=sys.stderr)
     return 0
 
 
@@ -125,7 +137,8 @@ def _ambrqa(args: argparse.Namespace) -> int:
                        backend=backend, limit=args.limit,
                        factual=None if backend is None else (not args.no_factual and not args.stylish),
                        topics_per_domain=args.topics_per_domain, questions_per_topic=args.questions_per_topic,
-                       rng=args.seed, max_tokens=args.max_tokens or 160, max_attempts=args.max_attempts)
+                       rng=args.seed, max_tokens=args.max_tokens or 160, max_attempts=args.max_attempts,
+                       on_problem=args.on_problem)
     return _finish(res, args, "ambrqa")
 
 
@@ -136,12 +149,14 @@ def _essays(args: argparse.Namespace) -> int:
     if not Path(args.prompts).is_file():
         raise CliError(f"{args.prompts}: no such file (expected SAE essay prompts as .jsonl, .csv or .txt)")
     styles = [s.strip() for s in args.styles.split(",") if s.strip()]
-    needs = [s for s in styles if s == "aae" or (s == "esl" and not args.esl_rules)]
+    needs = [s for s in styles if (s == "aae" and not args.aae_rules) or (s == "esl" and not args.esl_rules)]
     if needs and not args.backend:
-        raise CliError(f"style(s) {','.join(needs)} need --backend (or --esl-rules for esl, or drop them from --styles)")
+        raise CliError(f"style(s) {','.join(needs)} need --backend (or --aae-rules / --esl-rules, or drop them "
+                       "from --styles)")
     res = build_essays(args.prompts, styles=styles, backend=_backend(args), esl_rules=args.esl_rules,
                        n_errors=args.n_errors, limit=args.limit, rng=args.seed, max_tokens=args.max_tokens or 256,
-                       max_attempts=args.max_attempts)
+                       max_attempts=args.max_attempts, aae_rules=args.aae_rules, n_features=args.n_features,
+                       on_problem=args.on_problem)
     return _finish(res, args, "essays")
 
 
@@ -153,12 +168,17 @@ def _farm(args: argparse.Namespace) -> int:
         raise CliError(f"{args.source}: no such directory (expected the Farm JSONL files)")
     domains = tuple(s.strip() for s in args.domains.split(",") if s.strip())
     res = build_farm(args.source, backend=_backend(args), domains=domains, limit=args.limit, seed=args.seed,
-                     drop_identical=args.drop_identical, max_tokens=args.max_tokens or 120)
+                     drop_identical=args.drop_identical, max_tokens=args.max_tokens or 120,
+                     on_problem=args.on_problem)
     return _finish(res, args, "farm")
 
 
 def _demo(args: argparse.Namespace) -> int:
     from ipcausal.builders import build_demo
 
-    res = build_demo(args.name, args.seed, backend=_backend(args))
+    if getattr(args, "backend", None):
+        from ipcausal.cli import CliError
+
+        raise CliError("build demo is offline: it takes no --backend")
+    res = build_demo(args.name, args.seed, on_problem=args.on_problem)
     return _finish(res, args, f"demo {args.name}")

@@ -50,6 +50,8 @@ def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
 
     if _is_report_file(path):
         return read_sections(path)
+    if path.is_dir() and _is_report_file(path / "report.json"):  # an `ipcausal case` folder: render as written
+        return read_sections(path / "report.json")
     counts: dict[str, Any] = {}
     settings: dict[str, Any] = {}
     title = path.stem

@@ -4,7 +4,7 @@
 case           backgrounds                 outcome (scorer)       test
 =============  ==========================  =====================  ==========================
 ``culture``    us, uk                      similarity (embedding)  sign test, M0 = 0.8
-``education``  sae, esl, esl_heavy          essay rating (offline)  permutation, Bonferroni /3
+``education``  sae, aae, esl                essay rating (offline)  permutation, Bonferroni /3
 ``echo``       true_belief, false_belief   correctness (mcq)       permutation
 =============  ==========================  =====================  ==========================
 
@@ -17,17 +17,16 @@ and ``meta.json`` (the Report with the case's counts and settings; ``ipcausal ca
 this module does not import).  :func:`run_demo` does all three on the demo sets with the local
 model.
 
-The demo's education case has no offline AAE generator (the study used GPT-4; the tiny local
-model cannot rewrite into AAE — its rewrites fail validation or are not AAE), so its second
-style is a heavier learner variety: ``esl`` has 3 rule-based learner errors (the study asks
-for more than two), ``esl_heavy`` 6.  Essays are asked for at about 80 words (not the
-study's 300–350) to keep the demo within minutes on two CPU cores, and the offline rater's
-length target is set to match.
+The demo pairs come from :func:`ipcausal.builders.demo_pairs` (the one source of them, also
+behind ``ipcausal build demo``).  The education case is the study's: SAE, AAE (the rule-based,
+seeded :func:`ipcausal.interventions.aae_features` — an approximation native speakers have not
+validated) and ESL (3 rule-based learner errors), three style pairs, Bonferroni over 3.  Essays are
+asked for at about 80 words (not the study's 300–350) to keep the demo within minutes on two CPU
+cores, and the offline rater's length target is set to match.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import sys
@@ -39,7 +38,7 @@ from typing import Any
 
 from ipcausal.pairs import PairSet
 
-__all__ = ["CASES", "CASE_TITLES", "CaseResult", "demo_pairs", "run_case", "run_demo", "max_tokens_for"]
+__all__ = ["CASES", "CASE_TITLES", "CaseResult", "run_case", "run_demo", "max_tokens_for"]
 
 CASES: tuple[str, ...] = ("culture", "education", "echo")
 CASE_TITLES = {
@@ -47,13 +46,11 @@ CASE_TITLES = {
     "education": "Education disparity: essays for SAE vs learner-English prompts",
     "echo": "Echo chamber: the user states a true vs a false belief",
 }
-DEMO_ESSAY_INSTRUCTION = "Write a short essay of about 80 words in response to the following prompt.\n\n{prompt}"
 DEMO_ESSAY_TARGET = (60, 110)
 _SCORER = {"culture": "embedding", "education": "essay", "echo": "mcq"}
 _MAX_TOKENS = {"culture": 40, "education": 112, "echo": 8}  # demo budgets (two CPU cores)
 _SOURCE_MAX_TOKENS = {"culture": 256, "education": 640, "echo": 16}  # full-size tasks (300-350-word essays)
 _DEMO_LIMIT = {"culture": None, "education": 20, "echo": None}
-_CULTURE_SUFFIX = "\nAnswer in one or two sentences."
 
 
 def max_tokens_for(case: str, *, demo: bool) -> int:
@@ -72,69 +69,6 @@ def _check_case(case: Any) -> str:
     if case not in CASES:
         raise ValueError(f"`case` must be one of {', '.join(repr(c) for c in CASES)}, got {case!r}")
     return str(case)
-
-
-def _essay_pairs(limit: int | None, seed: int) -> PairSet:
-    from ipcausal.builders import load_demo
-    from ipcausal.interventions import esl_errors
-
-    items = load_demo("education")[: limit or None]
-    records = []
-    for k, it in enumerate(items):
-        texts = {"sae": it["prompt"]}
-        light = esl_errors(it["prompt"], rng=seed + 2 * k, n_errors=3)
-        heavy = esl_errors(it["prompt"], rng=seed + 2 * k + 1, n_errors=6)
-        if light is None or heavy is None or len(light.edits) < 3 or len(heavy.edits) <= len(light.edits):
-            continue
-        texts["esl"], texts["esl_heavy"] = light.text, heavy.text
-        edits = {"sae": None, "esl": [list(e) for e in light.edits], "esl_heavy": [list(e) for e in heavy.edits]}
-        for a, b in itertools.combinations(("sae", "esl", "esl_heavy"), 2):
-            records.append({
-                "pair_id": f"{it['id']}:{a}-{b}", "background_i": a, "background_j": b,
-                "x_i": DEMO_ESSAY_INSTRUCTION.format(prompt=texts[a]),
-                "x_j": DEMO_ESSAY_INSTRUCTION.format(prompt=texts[b]),
-                "prompt_id": it["id"], "edits_i": json.dumps(edits[a]), "edits_j": json.dumps(edits[b]),
-                "generator": "esl_errors (rule-based, seeded)",
-            })
-    return PairSet.from_records(records)
-
-
-def demo_pairs(case: str, *, limit: int | None = None, seed: int = 0) -> PairSet:
-    """The demo pairs of one case (embedded demo sets, offline generators).
-
-    Parameters
-    ----------
-    case : {"culture", "education", "echo"}
-    limit : int, optional
-        Items to use (``education``: prompts, 3 pairs each; others: pairs).  Default: the
-        demo's own size (all culture and echo items, 20 essay prompts).
-    seed : int
-        Seed of the rule-based ESL errors.
-
-    Examples
-    --------
-    >>> ps = demo_pairs("echo", limit=5)
-    >>> len(ps), sorted(set(ps["background_i"]) | set(ps["background_j"]))
-    (5, ['false_belief', 'true_belief'])
-    """
-    case = _check_case(case)
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
-    lim = limit if limit is not None else _DEMO_LIMIT[case]
-    if case == "education":
-        return _essay_pairs(lim, seed)
-    from ipcausal.builders import demo_pairs as builder_demo
-
-    ps = builder_demo(case, seed)
-    if lim is not None:
-        ps = ps.head(lim)
-    if case == "culture":
-        df = ps.to_frame()
-        open_q = df["answer_type"] != "choice"
-        df.loc[open_q, "x_i"] = df.loc[open_q, "x_i"] + _CULTURE_SUFFIX
-        df.loc[open_q, "x_j"] = df.loc[open_q, "x_j"] + _CULTURE_SUFFIX
-        ps = PairSet.from_frame(df)
-    return ps
 
 
 @dataclass(frozen=True)
@@ -213,7 +147,11 @@ def run_case(
     if isinstance(pairs, (str, os.PathLike)):
         pairs = PairSet.read(pairs)
     if pairs is None:
-        ps = demo_pairs(case, limit=limit, seed=seed)
+        from ipcausal.builders import demo_pairs
+
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+        ps = demo_pairs(case, rng=seed, limit=limit if limit is not None else _DEMO_LIMIT[case])
         source = "embedded demo set"
     elif isinstance(pairs, PairSet):
         ps = pairs.head(limit) if limit is not None else pairs
@@ -253,7 +191,8 @@ def run_case(
     scored = score_pairs(answered, name, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
-        report = test(scored.pairs, rng=seed)
+        cluster = next((c for c in ("question_id", "prompt_id") if c in scored.pairs), None)
+        report = test(scored.pairs, rng=seed, cluster=cluster)
     counts = {
         "pairs": len(ps),
         "requested": summary.requested,
@@ -275,7 +214,8 @@ def run_case(
         "run seconds": round(t_run, 1),
     }
     if case == "education" and pairs is None:
-        settings["styles"] = "sae = the prompt as written; esl = 3 rule-based learner errors; esl_heavy = 6"
+        settings["styles"] = ("sae = the prompt as written; aae = rule-based AAE features (an approximation, not "
+                              "validated by native speakers); esl = 3 rule-based learner errors")
     result = CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings,
                         complete=summary.failed == 0)
     files: dict[str, str] = {}
