@@ -58,6 +58,10 @@ def test_build_demo(tmp_path, capsys, name, n):
     rc, _, err = _run(capsys, "build", "demo", name, "-o", str(out))
     assert rc == 0, err
     assert len(PairSet.read(out)) == n
+    import json
+
+    checks = json.loads(out.with_name(f"{name}.manifest.json").read_text())["checks"]
+    assert f"pair checks: clean {checks['clean']}" in err and checks["clean"] == n
 
 
 @pytest.mark.parametrize(
