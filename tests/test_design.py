@@ -186,3 +186,20 @@ def test_score_pairs_scores_every_sample() -> None:
     # 3 x 2 sample pairs (P,R) (P,P) (P,R) (P,P) (R,R) (R,P): the same option in 3 of 6
     assert sim.pairs["similarity"].tolist() == pytest.approx([3 / 6] * 4)
     assert sim.pairs["similarity_first"].tolist() == [0.0] * 4
+
+
+def test_cli_cluster_and_order(tmp_path, capsys) -> None:
+    from ipcausal.cli import main
+
+    path = farm_like(effect=0.4, seed=2).write(tmp_path / "farm.jsonl")
+    assert main(["test", str(path), "--cluster", "question_id", "--method", "exact", "--json"]) == 0
+    import json
+
+    g = json.loads(capsys.readouterr().out)["groups"][0]
+    assert g["n_clusters"] == 40 and g["unit"] == "clusters"
+    assert main(["test", str(path), "--order", "false_belief,true_belief", "--cluster", "question_id",
+                 "--json"]) == 0
+    g2 = json.loads(capsys.readouterr().out)["groups"][0]
+    assert g2["background_a"] == "false_belief" and g2["effect"] == pytest.approx(-g["effect"])
+    assert main(["test", str(path), "--order", "x"]) == 2
+    assert "argument --order: must name at least two backgrounds" in capsys.readouterr().err

@@ -84,6 +84,13 @@ def _similarity_median(text: str) -> float:
     return v
 
 
+def _names(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if len(names) < 2:
+        raise argparse.ArgumentTypeError(f"must name at least two backgrounds, comma-separated, got {text!r}")
+    return names
+
+
 def add_out(p: argparse.ArgumentParser, what: str, *, required: bool = True, default: str | None = None) -> None:
     """``-o/--out``: the file or folder the command writes."""
     p.add_argument("-o", "--out", required=required and default is None, default=default, metavar="PATH",
@@ -143,6 +150,7 @@ def make_backend(args: argparse.Namespace, *, prefix: str = "", **options: Any) 
 
 def add_test_options(p: argparse.ArgumentParser) -> None:
     """The options of :func:`ipcausal.test`, with its defaults (defined once, in the study layer)."""
+    from ipcausal.stats._validate import ALTERNATIVES
     from ipcausal.stats.multitest import CORRECTIONS
     from ipcausal.stats.permutation import METHODS
     from ipcausal.study.test import DEFAULTS, OUTCOMES
@@ -158,6 +166,12 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--method", default=DEFAULTS["method"], choices=METHODS, help="permutation-test route")
     g.add_argument("--resamples", type=positive_int, default=None, metavar="L",
                    help=f"Monte Carlo resamples (default {DEFAULTS['n_resamples']:,}; 1,000 with --paper-compat)")
+    g.add_argument("--cluster", metavar="COLUMN",
+                   help="flip whole clusters: the column naming each pair's cluster (e.g. question_id)")
+    g.add_argument("--order", metavar="A,B,...", type=_names,
+                   help="backgrounds in order: every group tests Δ = score(later) − score(earlier)")
+    g.add_argument("--alternative", choices=ALTERNATIVES, default=None,
+                   help="H1's direction (default two-sided for scores, less for similarity)")
     g.add_argument("--paper-compat", action="store_true",
                    help="reproduce the study's released code (p = b/L, L=1000; sign test 'greater'; no correction)")
 
@@ -165,4 +179,5 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
 def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
     return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=args.method,
-                n_resamples=args.resamples, rng=args.seed, paper_compat=args.paper_compat)
+                n_resamples=args.resamples, rng=args.seed, paper_compat=args.paper_compat, cluster=args.cluster,
+                order=args.order, alternative=args.alternative)
