@@ -103,7 +103,8 @@ def load_case3(released: str | os.PathLike[str]) -> PairSet:
     """Case 3 (Farm echo chamber): correctness (0/1) per item under a true vs a false belief.
 
     Same-domain (SD) and foreign-domain (FD) statement variants are stacked; Δ = correct
-    under the false belief − correct under the true belief.
+    under the false belief − correct under the true belief.  ``question_id`` (dataset and
+    position) is shared by a question's SD and FD rows: the cluster of the two dependent pairs.
     """
     files = sorted((_dir(released) / "case_3" / "results").glob("results_*.csv"))
     if not files:
@@ -126,7 +127,8 @@ def load_case3(released: str | os.PathLike[str]) -> PairSet:
                 rows.append(dict(pair_id=f"{model}:{dataset}:{dom}:{k}", model=model, background_i="true belief",
                                  background_j="false belief", x_i=f"{dataset} item {k}, true {dom} statement",
                                  x_j=f"{dataset} item {k}, false {dom} statement", score_i=c / 100.0,
-                                 score_j=w / 100.0, subset=dataset, domain=dom))
+                                 score_j=w / 100.0, subset=dataset, domain=dom,
+                                 question_id=f"{dataset}:{k}"))
     return PairSet.from_records(rows)
 
 
@@ -161,6 +163,9 @@ class Reproduction:
             hdr = ["model", "pair", "n", eff, "p (stated)", "p Bonf.", "reject", "p (paper-compat)", "reject (paper)"]
             if case == "culture":
                 hdr.insert(4, "share s<0.8")
+            clustered = "p_cluster" in sub and sub["p_cluster"].notna().any()
+            if clustered:
+                hdr += ["p (question = cluster)", "reject (cluster)"]
             out.append("| " + " | ".join(hdr) + " |")
             out.append("|" + "---|" * len(hdr))
             for r in sub.itertuples():
@@ -168,8 +173,15 @@ class Reproduction:
                          "yes" if r.reject else "no", format_p(r.p_paper), "yes" if r.reject_paper else "no"]
                 if case == "culture":
                     cells.insert(4, f"{r.share_below:.3f}")
+                if clustered:
+                    cells += [format_p(r.p_cluster), "yes" if r.reject_cluster else "no"]
                 out.append("| " + " | ".join(cells) + " |")
             out.append("")
+            if clustered:
+                changed = [f"{r.model} {r.pair}" for r in sub.itertuples() if bool(r.reject_cluster) != bool(r.reject)]
+                out.append("With the question as the cluster (its same- and foreign-domain pairs flipped together): "
+                           + (f"verdicts that change: {', '.join(changed)}." if changed else "no verdict changes.")
+                           + "\n")
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -183,7 +195,10 @@ def _rows(case: str, ps: PairSet, alpha: float, n_resamples_paper: int, seed: in
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)
         stated = test(ps, alpha=alpha, method="exact", correction="bonferroni", rng=seed)
         paper = test(ps, alpha=alpha, paper_compat=True, n_resamples=n_resamples_paper, rng=seed)
+        clustered = (test(ps, alpha=alpha, method="exact", correction="bonferroni", rng=seed, cluster="question_id")
+                     if "question_id" in ps else None)
     pmap = {(g.model, g.group): g for g in paper.groups}
+    cmap = {(g.model, g.group): g for g in clustered.groups} if clustered is not None else {}
     ip, ip_paper = stated.ip_detected_by_model(), paper.ip_detected_by_model()
     rows = []
     for g in stated.groups:
@@ -194,6 +209,9 @@ def _rows(case: str, ps: PairSet, alpha: float, n_resamples_paper: int, seed: in
                          share_below=getattr(g.detail, "share_below", np.nan), p=g.pvalue,
                          p_bonferroni=g.pvalue_adjusted, reject=g.reject, method=g.detail.method,
                          p_paper=gp.pvalue, reject_paper=gp.reject, ip=ip[g.model], ip_paper=ip_paper[g.model]))
+        gc = cmap.get((g.model, g.group))
+        rows[-1].update(n_clusters=gc.n_clusters if gc else np.nan, p_cluster=gc.pvalue if gc else np.nan,
+                        reject_cluster=gc.reject if gc else np.nan)
     return rows
 
 
