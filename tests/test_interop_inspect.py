@@ -148,6 +148,18 @@ def test_missing_side_names_the_sample_without_partner(eval_log: Path, tmp_path:
         import_inspect(broken, scorer="words")
     res = import_inspect(broken, scorer="words", allow_missing=True)
     assert list(res.pairs["pair_id"]) == ["c0", "c2"] and res.unpaired == ("c1:i",)
+    # a sample that failed in inspect is left out, and the message says so
+    from inspect_ai._util.error import EvalError
+
+    log = read_eval_log(str(eval_log))
+    for s in log.samples:
+        if s.id == "c2:i":  # both epochs
+            s.error = EvalError(message="the model went away", traceback="", traceback_ansi="")
+    failed = tmp_path / "failed.eval"
+    write_eval_log(log, str(failed))
+    with pytest.raises(ValueError, match=r"have no partner side: 'c2:j' \(1 sample\(s\) failed in the harness and "
+                       r"were left out: 'c2:i'\)"):
+        import_inspect(failed)
     # the same sample twice (one log read twice) is named too
     with pytest.raises(ValueError, match=r"samples 'c0:i' and 'c0:i' are both side 'i' of pair 'c0'"):
         import_inspect([eval_log, eval_log])

@@ -9,6 +9,7 @@ that have no partner.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -18,7 +19,7 @@ from typing import Any
 from ipcausal.pairs import REQUIRED_COLUMNS, PairSet
 from ipcausal.stats.results import Result
 
-__all__ = ["SideRecord", "ImportResult", "assemble", "side_rows", "plain_value", "SIDES"]
+__all__ = ["SideRecord", "ImportResult", "assemble", "side_rows", "plain_value", "pairs_of", "SIDES"]
 
 SIDES: tuple[str, str] = ("i", "j")
 """The side labels that the exporters write (``x_i`` is side ``"i"``, ``x_j`` side ``"j"``)."""
@@ -67,6 +68,15 @@ class ImportResult(Result):
     def to_dict(self) -> dict[str, Any]:
         return {"n_pairs": len(self.pairs), "n_samples": self.n_samples, "unpaired": list(self.unpaired),
                 "files": list(self.files)}
+
+
+def pairs_of(pairs: Any) -> PairSet:
+    """``pairs`` itself, or the PairSet read from the path it is."""
+    if isinstance(pairs, PairSet):
+        return pairs
+    if isinstance(pairs, (str, os.PathLike)):
+        return PairSet.read(pairs)
+    raise TypeError(f"`pairs` must be a PairSet or a path to one, got {type(pairs).__name__}")
 
 
 def plain_value(v: Any) -> Any:
@@ -129,7 +139,7 @@ def _check_sides(sides: Any) -> tuple[str, str] | None:
 
 
 def assemble(records: Iterable[SideRecord], *, sides: Sequence[str] | None = SIDES, allow_missing: bool = False,
-             files: Sequence[str | Path] = (), what: str = "sample") -> ImportResult:
+             files: Sequence[str | Path] = (), what: str = "sample", errored: Sequence[str] = ()) -> ImportResult:
     """Join answered sides into pairs.
 
     Records are grouped by ``(model, key)``.  With ``sides=(a, b)`` a group holds side ``a``
@@ -139,6 +149,8 @@ def assemble(records: Iterable[SideRecord], *, sides: Sequence[str] | None = SID
     present, pair ids are prefixed by the model (``"MODEL/ID"``) so that they stay unique.
     A group with one side only raises ``ValueError`` naming its sample ids, unless
     ``allow_missing`` (then they are dropped and listed in :attr:`ImportResult.unpaired`).
+    ``errored`` names samples left out before pairing (they failed in the harness); the
+    message mentions them, since their partners are the ones without a partner.
     """
     pair_sides = _check_sides(sides)
     if not isinstance(allow_missing, bool):
@@ -191,7 +203,10 @@ def assemble(records: Iterable[SideRecord], *, sides: Sequence[str] | None = SID
     if unpaired and not allow_missing:
         shown = ", ".join(repr(s) for s in unpaired[:10]) + (f" and {len(unpaired) - 10} more" if len(unpaired) > 10
                                                               else "")
-        raise ValueError(f"{len(unpaired)} {what}(s) have no partner side: {shown}; pass `allow_missing` "
+        errored = list(dict.fromkeys(errored))
+        why = (f" ({len(errored)} {what}(s) failed in the harness and were left out: "
+               + ", ".join(repr(e) for e in list(errored)[:10]) + ")") if errored else ""
+        raise ValueError(f"{len(unpaired)} {what}(s) have no partner side: {shown}{why}; pass `allow_missing` "
                          "(--allow-missing) to drop them")
     if not rows:
         raise ValueError(f"no complete pair among the {n} {what}s read")

@@ -18,20 +18,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ipcausal.interop._common import SIDES, ImportResult, SideRecord, assemble, plain_value, side_rows
+from ipcausal.interop._common import SIDES, ImportResult, SideRecord, assemble, pairs_of, plain_value, side_rows
 from ipcausal.pairs import PairSet
 
 __all__ = ["export_inspect", "import_inspect"]
 
 _INSTALL = "reading inspect eval logs needs inspect-ai: pip install 'ipcausal[interop]'"
-
-
-def _pairs_of(pairs: Any) -> PairSet:
-    if isinstance(pairs, PairSet):
-        return pairs
-    if isinstance(pairs, (str, os.PathLike)):
-        return PairSet.read(pairs)
-    raise TypeError(f"`pairs` must be a PairSet or a path to one, got {type(pairs).__name__}")
 
 
 def export_inspect(pairs: PairSet | str | os.PathLike[str], out: str | os.PathLike[str], *,
@@ -70,7 +62,7 @@ def export_inspect(pairs: PairSet | str | os.PathLike[str], out: str | os.PathLi
     >>> json.loads(path.read_text().splitlines()[1])["metadata"]["background"]
     'uk'
     """
-    ps = _pairs_of(pairs)
+    ps = pairs_of(pairs)
     if target is None and "target" in ps:
         target = "target"
     p = Path(out)
@@ -107,7 +99,7 @@ def _score(sample: Any, scorer: str, to_float: Any, where: str) -> float:
 
 
 def _records(path: Path, log: Any, *, scorer: str | None, to_float: Any, pair_field: str, side_field: str,
-             background_field: str) -> Iterator[SideRecord]:
+             background_field: str, errored: list[str]) -> Iterator[SideRecord]:
     model = getattr(log.eval, "model", None)
     per_side: dict[tuple[str, str], list[Any]] = {}
     for s in log.samples or []:
@@ -117,7 +109,8 @@ def _records(path: Path, log: Any, *, scorer: str | None, to_float: Any, pair_fi
         if missing:
             raise ValueError(f"{where}: metadata lacks {missing} (was the dataset written by export_inspect?)")
         if s.error is not None:
-            continue  # an errored sample has no answer: its partner shows up as unpaired
+            errored.append(str(s.id))  # no answer: its partner shows up as unpaired
+            continue
         per_side.setdefault((str(meta[pair_field]), str(meta[side_field])), []).append(s)
     for (key, side), samples in per_side.items():
         samples.sort(key=lambda s: s.epoch)
@@ -183,6 +176,7 @@ def import_inspect(logs: str | os.PathLike[str] | Sequence[str | os.PathLike[str
             raise TypeError(f"`{name}` must be a non-empty metadata key, got {v!r}")
     to_float = value_to_float()
     records: list[SideRecord] = []
+    errored: list[str] = []
     for p in map(Path, paths):
         if not p.is_file():
             raise ValueError(f"`logs`: no such file: {p}")
@@ -191,5 +185,5 @@ def import_inspect(logs: str | os.PathLike[str] | Sequence[str | os.PathLike[str
         except Exception as exc:  # inspect raises its own types for unreadable logs
             raise ValueError(f"`logs`: {p} is not an inspect eval log ({type(exc).__name__}: {exc})") from None
         records.extend(_records(p, log, scorer=scorer, to_float=to_float, pair_field=pair_field,
-                                side_field=side_field, background_field=background_field))
-    return assemble(records, sides=sides, allow_missing=allow_missing, files=paths, what="sample")
+                                side_field=side_field, background_field=background_field, errored=errored))
+    return assemble(records, sides=sides, allow_missing=allow_missing, files=paths, what="sample", errored=errored)

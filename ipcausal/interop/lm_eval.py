@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.interop._common import SIDES, ImportResult, SideRecord, assemble, plain_value, side_rows
-from ipcausal.interop.inspect import _pairs_of
+from ipcausal.interop._common import SIDES, ImportResult, SideRecord, assemble, pairs_of, plain_value, side_rows
 
 __all__ = ["export_lm_eval", "import_lm_eval", "TEXT_FIELDS"]
 
@@ -68,7 +67,7 @@ def export_lm_eval(pairs: Any, out: str | os.PathLike[str], *, task: str = "ipca
     >>> yaml.name, sorted(p.name for p in yaml.parent.iterdir())
     ('colours.yaml', ['colours.jsonl', 'colours.yaml'])
     """
-    ps = _pairs_of(pairs)
+    ps = pairs_of(pairs)
     if not isinstance(task, str) or not _NAME.match(task):
         raise ValueError(f"`task` must be a name of letters, digits and '_' (not starting with a digit), got {task!r}")
     if isinstance(max_gen_toks, bool) or not isinstance(max_gen_toks, int) or max_gen_toks < 1:

@@ -30,7 +30,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from ipcausal.interop.inspect import _pairs_of
+from ipcausal.interop._common import pairs_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
 from ipcausal.stats.results import Result
@@ -174,7 +174,7 @@ def export_validation(pairs: PairSet | str | os.PathLike[str], out: str | os.Pat
     >>> key.name
     'sheet.key.json'
     """
-    ps = _pairs_of(pairs)
+    ps = pairs_of(pairs)
     sheet = Path(out)
     if sheet.suffix.lower() != ".csv":
         raise ValueError(f"`out`: the rating sheet is written as .csv, got {sheet.name!r}")
@@ -313,7 +313,7 @@ def import_validation(sheets: str | os.PathLike[str] | Sequence[str | os.PathLik
         raise TypeError("`sheets` must be a path or a non-empty sequence of paths to rating sheets")
     if not isinstance(drop, bool):
         raise TypeError(f"`drop` must be True or False, got {drop!r}")
-    ps = _pairs_of(pairs)
+    ps = pairs_of(pairs)
     sheet_paths = [Path(p) for p in paths]
     key_map = _read_key(Path(key) if key is not None else _key_path(sheet_paths[0]))
     texts = {r["pair_id"]: (r["x_i"], r["x_j"]) for r in ps.records()}
