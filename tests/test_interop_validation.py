@@ -214,6 +214,10 @@ def test_bad_sheets_and_keys_are_named(tmp_path: Path) -> None:
         import_validation([], ps, key=key)
     with pytest.raises(TypeError, match=r"`pairs` must be a PairSet or a path"):
         export_validation(42, tmp_path / "v.csv")
+    with pytest.raises(TypeError, match=r"`out` must be a path"):
+        export_validation(ps, None)
+    with pytest.raises(TypeError, match=r"`key` must be a path"):
+        import_validation(sheet, ps, key=3)
 
 
 def test_cli_round_trip_with_two_raters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

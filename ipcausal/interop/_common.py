@@ -19,7 +19,7 @@ from typing import Any
 from ipcausal.pairs import REQUIRED_COLUMNS, PairSet
 from ipcausal.stats.results import Result
 
-__all__ = ["SideRecord", "ImportResult", "assemble", "side_rows", "plain_value", "pairs_of", "SIDES"]
+__all__ = ["SideRecord", "ImportResult", "assemble", "side_rows", "plain_value", "pairs_of", "as_path", "SIDES"]
 
 SIDES: tuple[str, str] = ("i", "j")
 """The side labels that the exporters write (``x_i`` is side ``"i"``, ``x_j`` side ``"j"``)."""
@@ -68,6 +68,13 @@ class ImportResult(Result):
     def to_dict(self) -> dict[str, Any]:
         return {"n_pairs": len(self.pairs), "n_samples": self.n_samples, "unpaired": list(self.unpaired),
                 "files": list(self.files)}
+
+
+def as_path(value: Any, name: str) -> Path:
+    """``value`` as a Path; ``TypeError`` naming the parameter when it is not a path."""
+    if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+        raise TypeError(f"`{name}` must be a path, got {value!r}")
+    return Path(value)
 
 
 def pairs_of(pairs: Any) -> PairSet:

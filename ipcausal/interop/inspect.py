@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ipcausal.interop._common import SIDES, ImportResult, SideRecord, assemble, pairs_of, plain_value, side_rows
+from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, plain_value, side_rows
 from ipcausal.pairs import PairSet
 
 __all__ = ["export_inspect", "import_inspect"]
@@ -51,21 +51,23 @@ def export_inspect(pairs: PairSet | str | os.PathLike[str], out: str | os.PathLi
     Examples
     --------
     >>> import json, tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
     >>> from ipcausal import PairSet
     >>> from ipcausal.interop import export_inspect
     >>> ps = PairSet.from_records([{"pair_id": "q1", "background_i": "us", "background_j": "uk",
     ...                             "x_i": "What color is a pillar box?", "x_j": "What colour is a pillar box?",
     ...                             "target": "red"}])
-    >>> path = export_inspect(ps, pathlib.Path(tempfile.mkdtemp()) / "dataset.jsonl")
+    >>> path = export_inspect(ps, pathlib.Path(tmp.name) / "dataset.jsonl")
     >>> [json.loads(line)["id"] for line in path.read_text().splitlines()]
     ['q1:i', 'q1:j']
     >>> json.loads(path.read_text().splitlines()[1])["metadata"]["background"]
     'uk'
+    >>> tmp.cleanup()
     """
     ps = pairs_of(pairs)
     if target is None and "target" in ps:
         target = "target"
-    p = Path(out)
+    p = as_path(out, "out")
     if p.suffix.lower() not in (".jsonl", ".ndjson"):
         raise ValueError(f"`out`: an inspect dataset is written as JSON Lines (.jsonl), got {p.name!r}")
     rows = side_rows(ps, target=target)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.interop._common import SIDES, ImportResult, SideRecord, assemble, pairs_of, plain_value, side_rows
+from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, plain_value, side_rows
 
 __all__ = ["export_lm_eval", "import_lm_eval", "TEXT_FIELDS"]
 
@@ -58,14 +58,16 @@ def export_lm_eval(pairs: Any, out: str | os.PathLike[str], *, task: str = "ipca
     Examples
     --------
     >>> import tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
     >>> from ipcausal import PairSet
     >>> from ipcausal.interop import export_lm_eval
     >>> ps = PairSet.from_records([{"pair_id": "q1", "background_i": "us", "background_j": "uk",
     ...                             "x_i": "Q: What color is snow?\\nA:", "x_j": "Q: What colour is snow?\\nA:",
     ...                             "target": "white"}])
-    >>> yaml = export_lm_eval(ps, pathlib.Path(tempfile.mkdtemp()) / "task", task="colours")
+    >>> yaml = export_lm_eval(ps, pathlib.Path(tmp.name) / "task", task="colours")
     >>> yaml.name, sorted(p.name for p in yaml.parent.iterdir())
     ('colours.yaml', ['colours.jsonl', 'colours.yaml'])
+    >>> tmp.cleanup()
     """
     ps = pairs_of(pairs)
     if not isinstance(task, str) or not _NAME.match(task):
@@ -75,7 +77,7 @@ def export_lm_eval(pairs: Any, out: str | os.PathLike[str], *, task: str = "ipca
     if target is None and "target" in ps:
         target = "target"
     rows = side_rows(ps, target=target, reserved=_RESERVED)
-    folder = Path(out)
+    folder = as_path(out, "out")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"`out` must be a folder (the task directory), got the file {folder}")
     folder.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from ipcausal.interop._common import pairs_of
+from ipcausal.interop._common import as_path, pairs_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
 from ipcausal.stats.results import Result
@@ -163,19 +163,21 @@ def export_validation(pairs: PairSet | str | os.PathLike[str], out: str | os.Pat
     Examples
     --------
     >>> import csv, tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
     >>> from ipcausal import PairSet
     >>> from ipcausal.interop import export_validation
     >>> ps = PairSet.from_records([{"pair_id": "e1", "background_i": "sae", "background_j": "aae",
     ...                             "x_i": "She is always working late.", "x_j": "She be working late."}])
-    >>> sheet, key = export_validation(ps, pathlib.Path(tempfile.mkdtemp()) / "sheet.csv", rng=1)
+    >>> sheet, key = export_validation(ps, pathlib.Path(tmp.name) / "sheet.csv", rng=1)
     >>> row = next(csv.DictReader(sheet.open()))
     >>> row["target_variety"], sorted([row["text_a"], row["text_b"]])[0]
     ('African-American English', 'She be working late.')
     >>> key.name
     'sheet.key.json'
+    >>> tmp.cleanup()
     """
     ps = pairs_of(pairs)
-    sheet = Path(out)
+    sheet = as_path(out, "out")
     if sheet.suffix.lower() != ".csv":
         raise ValueError(f"`out`: the rating sheet is written as .csv, got {sheet.name!r}")
     names = dict(VARIETY_NAMES)
@@ -188,7 +190,7 @@ def export_validation(pairs: PairSet | str | os.PathLike[str], out: str | os.Pat
         raise TypeError(f"`rng` must be None, a non-negative int or a numpy.random.Generator, got {rng!r}")
     seed = int(as_generator(rng).integers(0, 2**63 - 1))
     swapped = as_generator(seed).integers(0, 2, size=len(ps)).astype(bool)
-    key_path = Path(key) if key is not None else _key_path(sheet)
+    key_path = as_path(key, "key") if key is not None else _key_path(sheet)
     if key_path.resolve() == sheet.resolve():
         raise ValueError("`key` must differ from `out`")
     items = []
@@ -315,7 +317,7 @@ def import_validation(sheets: str | os.PathLike[str] | Sequence[str | os.PathLik
         raise TypeError(f"`drop` must be True or False, got {drop!r}")
     ps = pairs_of(pairs)
     sheet_paths = [Path(p) for p in paths]
-    key_map = _read_key(Path(key) if key is not None else _key_path(sheet_paths[0]))
+    key_map = _read_key(as_path(key, "key") if key is not None else _key_path(sheet_paths[0]))
     texts = {r["pair_id"]: (r["x_i"], r["x_j"]) for r in ps.records()}
     unknown = sorted({pid for pid, _ in key_map.values()} - set(texts))
     if unknown:
