@@ -130,6 +130,12 @@ def test_one_row_per_background_and_nested_fields(tmp_path: Path) -> None:
     row = ps.to_frame().set_index("pair_id").loc["e1:aae-sae"]
     assert (row["background_i"], row["background_j"], row["x_i"], row["source_id"]) == \
         ("aae", "sae", "prompt 1 in aae", "e1")
+    out = tmp_path / "essays.jsonl"
+    assert main(["import", "lm-eval", str(path), "-o", str(out), "--metric", "acc", "--pair-field", "meta.prompt",
+                 "--side-field", "meta.style", "--sides", "all"]) == 0
+    assert PairSet.read(out) == ps
+    assert main(["import", "lm-eval", str(path), "-o", str(out), "--pair-field", "meta.prompt", "--side-field",
+                 "meta.style", "--sides", "sae,aae", "--allow-missing"]) == 2  # an esl row is neither side
     with pytest.raises(ValueError, match=r"side 'sae' is not one of \['i', 'j'\]"):
         import_lm_eval(path, pair_field="meta.prompt", side_field="meta.style")
     with pytest.raises(ValueError, match=r"the doc has no field 'pair_id'"):
