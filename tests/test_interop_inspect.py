@@ -99,6 +99,9 @@ def test_exported_dataset_is_what_inspect_reads(tmp_path: Path) -> None:
     # no `target` column: no target; an explicit one is taken from the column named
     bare = export_inspect(_pairs().drop_columns("target"), tmp_path / "bare.jsonl")
     assert all(s.target == "" for s in json_dataset(str(bare)))
+    numbered = export_inspect(_pairs().with_columns(option=[2.0, 1.0, float("nan")]), tmp_path / "n.jsonl",
+                              target="option")
+    assert [s.target for s in json_dataset(str(numbered))] == ["2", "2", "1", "1", "", ""]
     named = export_inspect(_pairs(), tmp_path / "named.jsonl", target="domain")
     assert {s.target for s in json_dataset(str(named))} == {"colour"}
     with pytest.raises(ValueError, match=r"`target`: the pairs have no column 'answer'"):

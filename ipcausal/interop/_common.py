@@ -131,6 +131,8 @@ def side_rows(pairs: PairSet, *, target: str | None, reserved: Sequence[str] = (
                                    "pair": meta}
             if target is not None:
                 value = plain_value(rec.get(target))
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)  # an option number read back as 2.0 is the target "2"
                 row["target"] = "" if value is None else str(value)
             rows.append(row)
     return rows
