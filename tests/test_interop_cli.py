@@ -42,3 +42,10 @@ def test_no_format_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> No
     assert "choose what to export: validation, inspect or lm-eval" in capsys.readouterr().err
     assert main(["import"]) == 2
     assert "ipcausal import: error: choose what to import" in capsys.readouterr().err
+
+
+def test_importing_interop_is_light() -> None:
+    code = ("import sys, ipcausal.interop as m; m.__all__; "
+            "print(sorted(x for x in ('inspect_ai', 'pandas', 'lm_eval') if x in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
