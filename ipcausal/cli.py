@@ -27,6 +27,8 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "reproduce",
     "power",
+    "export",
+    "import_",  # the `import` command (a Python keyword as a module name)
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INCOMPLETE = 0, 2, 3

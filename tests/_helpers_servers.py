@@ -33,11 +33,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def start_llama_server(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0) -> Iterator[str]:
-    """Run ``python -m llama_cpp.server`` and yield its base URL (``http://127.0.0.1:PORT/v1``)."""
+def start_llama_server(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0,
+                       n_ubatch: int | None = None) -> Iterator[str]:
+    """Run ``python -m llama_cpp.server`` and yield its base URL (``http://127.0.0.1:PORT/v1``).
+
+    ``n_ubatch=1`` decodes one token at a time: a workaround for llama-cpp-python builds that
+    crash on a multi-token decode batch.
+    """
     port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
            "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", "smollm2"]
+    if n_ubatch is not None:
+        cmd += ["--n_ubatch", str(n_ubatch)]
     log = tempfile.TemporaryFile()  # llama.cpp logs ~200 kB while loading: a pipe would fill and block it
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"

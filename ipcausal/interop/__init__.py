@@ -1,0 +1,53 @@
+"""Other harnesses' files in and out: inspect_ai, lm-evaluation-harness, and human validation sheets.
+
+* :func:`export_inspect` / :func:`import_inspect` — an inspect_ai dataset (one sample per side)
+  and its eval logs back as a PairSet (``ipcausal export inspect``, ``ipcausal import inspect``);
+* :func:`export_lm_eval` / :func:`import_lm_eval` — a local lm-eval task and its
+  ``--log_samples`` output back (``ipcausal export lm-eval``, ``ipcausal import lm-eval``);
+* :func:`export_validation` / :func:`import_validation` — a blinded rating sheet for people who
+  speak the varieties, and their ratings attached to the pairs with the raters' agreement
+  (``ipcausal export validation``, ``ipcausal import validation``).
+
+Names are imported lazily: ``import ipcausal.interop`` loads neither inspect_ai nor pandas.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY: dict[str, str] = {
+    "export_inspect": "ipcausal.interop.inspect",
+    "import_inspect": "ipcausal.interop.inspect",
+    "export_lm_eval": "ipcausal.interop.lm_eval",
+    "import_lm_eval": "ipcausal.interop.lm_eval",
+    "export_validation": "ipcausal.interop.validation",
+    "import_validation": "ipcausal.interop.validation",
+    "cohen_kappa": "ipcausal.interop.validation",
+    "Agreement": "ipcausal.interop.validation",
+    "ValidationResult": "ipcausal.interop.validation",
+    "VARIETY_NAMES": "ipcausal.interop.validation",
+    "ImportResult": "ipcausal.interop._common",
+}
+
+__all__ = sorted(_LAZY)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ipcausal.interop._common import ImportResult
+    from ipcausal.interop.inspect import export_inspect, import_inspect
+    from ipcausal.interop.lm_eval import export_lm_eval, import_lm_eval
+    from ipcausal.interop.validation import (VARIETY_NAMES, Agreement, ValidationResult, cohen_kappa,
+                                             export_validation, import_validation)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ipcausal.interop' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
