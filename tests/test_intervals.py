@@ -81,9 +81,9 @@ def test_lattice_with_ties_and_zeros_equals_brute_force(n: int) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_lattice_law_equals_class_enumeration_at_large_n(seed: int) -> None:
-    # three values: the grouped enumeration is exact at n = 300 (101^3 count vectors)
+    # three values: the grouped enumeration is exact at n = 240 (about 81^3 count vectors)
     rng = np.random.default_rng(seed)
-    d = rng.choice([-1.0, 0.0, 1.0], 300, p=[0.3, 0.3, 0.4])
+    d = rng.choice([-1.0, 0.0, 1.0], 240, p=[0.3, 0.3, 0.4])
     a = np.abs(d)
     lat = I.law(d, "lattice", lattice=lattice_units(a[a > 0]))
     enum = I.law(d, "exact")
@@ -219,3 +219,14 @@ def test_equivariance() -> None:
     assert (s.ci_low, s.ci_high) == pytest.approx((3 * r.ci_low + 1.5, 3 * r.ci_high + 1.5), rel=1e-12)
     perm = permutation_test(d[::-1])
     assert (perm.ci_low, perm.ci_high) == (r.ci_low, r.ci_high)
+
+
+def test_fine_lattice_falls_back_to_monte_carlo_inversion() -> None:
+    # scores on a 0.01 lattice: the p is exact (DP), the FFT grid would be too large
+    d = np.random.default_rng(6).integers(-400, 401, 600) / 100.0
+    a = permutation_test(d, method="exact", n_resamples=4000, rng=2)
+    b = permutation_test(d, method="exact", n_resamples=4000, rng=2)
+    assert a.method == "exact-lattice" and a.ci_method == "monte-carlo-inversion"
+    assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
+    t = mean_ci(d)
+    assert a.ci_low == pytest.approx(t.ci_low, abs=0.05) and a.ci_high == pytest.approx(t.ci_high, abs=0.05)

@@ -40,8 +40,8 @@ from ipcausal.stats import _kernels as K
 
 __all__ = ["law", "SubsetLaw"]
 
-MAX_CLASS_SUBSETS = 1 << 22  # count vectors the enumeration law may hold (64 MiB of arrays)
-MAX_LATTICE_GRID = 1 << 23  # cells of the FFT grid of the lattice law
+MAX_CLASS_SUBSETS = 1 << 20  # count vectors the enumeration law may hold (about 50 MB at the peak)
+MAX_LATTICE_GRID = 1 << 21  # cells of the FFT grid of the lattice law (about 50 MB of arrays)
 BOX_MASS = 5e-15  # mass left outside the grid, per axis (Hoeffding bound)
 SPECTRUM_FLOOR = 1e-20  # |characteristic function| below this is set to 0 (moves a cell < 1e-20)
 CERTIFY_TOL = 1e-11
