@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy import fft as _fft  # faster than numpy's FFT on these shapes
 
 from ipcausal.stats import _kernels as K
 
@@ -207,7 +208,31 @@ def _lattice_end(tails: np.ndarray, n_lo: int, tab_lo: int, thr: float, mirror: 
 
 # ------------------------------------------------------------------------------------------
 def law(x: np.ndarray, route: str, **kwargs: Any) -> SubsetLaw:
-    """The law of (S_A, N_A) for the differences ``x`` on ``route`` (see :func:`_build`)."""
+    """The law of (S_A, N_A) for the differences ``x`` on ``route`` (internal: validated input).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Finite float64 differences (validated by the caller).
+    route : {"exact", "lattice", "monte-carlo", "saddlepoint"}
+        See :func:`_build`; ``lattice``, ``n_resamples`` and ``seed`` are passed on.
+
+    Returns
+    -------
+    SubsetLaw
+        ``interval(level)`` gives the inverted interval, ``upper(δ)`` / ``lower(δ)`` the
+        one-sided p-values of Δ − δ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ipcausal.stats.intervals import law
+    >>> lw = law(np.array([3.0, -1, 4, 1, 5, 0, 2, 6, -2, 3]), "exact")
+    >>> lw.kind, lw.interval(0.95)
+    ('exact-inversion', (0.2, 4.0))
+    >>> round(lw.upper(4.0), 6), round(lw.upper(4.000001), 6)  # p("less") of Δ − δ at the end and past it
+    (0.033203, 0.018555)
+    """
     built = _build(x, route, **kwargs)
     built.data["y"] = x / built.scale
     return built
@@ -284,15 +309,11 @@ def _mc_law(y: np.ndarray, n: int, scale: float, mean: float, n_resamples: int, 
     return SubsetLaw("monte-carlo-inversion", scale, n, mean, data)
 
 
-def _irfft2(spec: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """``irfft2`` of a half spectrum that is zero outside a few columns: the complex pass along
-    axis 0 runs on those columns only."""
-    from scipy import fft as _fft  # faster than numpy's on these shapes
-
-    cols = np.flatnonzero(np.any(spec != 0, axis=0))
-    half = np.zeros_like(spec)
-    half[:, cols] = _fft.ifft(spec[:, cols], axis=0)
-    return _fft.irfft(half, n=shape[1], axis=1)
+def _irfft2(spec: np.ndarray, last: int, shape: tuple[int, int]) -> np.ndarray:
+    """``irfft2`` of a half spectrum that is zero past column ``last``: the complex pass along
+    axis 0 runs on the first ``last + 1`` columns, the real pass zero-pads them."""
+    head = _fft.ifft(spec[:, :last + 1], axis=0)
+    return _fft.irfft(head, n=shape[1], axis=1)
 
 
 def _fast_len(m: int) -> int:
@@ -334,8 +355,9 @@ def _lattice_law(y: np.ndarray, k: np.ndarray, n: int, scale: float, mean: float
         return None
     f1, f2 = _fast_len(m1), _fast_len(m2 + (m2 & 1))  # FFT-friendly sizes (a longer period only helps)
     order = np.argsort(-cnts, kind="stable")  # largest counts first: the floor test cuts early
-    spec = K.lattice_spectrum(vals[order].astype(np.float64), cnts[order].astype(np.int64), f1, f2, SPECTRUM_FLOOR)
-    grid = _irfft2(spec, (f1, f2))
+    spec, last = K.lattice_spectrum(vals[order].astype(np.float64), cnts[order].astype(np.int64), f1, f2,
+                                    SPECTRUM_FLOOR)
+    grid = _irfft2(spec, last, (f1, f2))
     up = K.lattice_tails(grid, n_lo, s_lo, m1, m2)
     data = dict(unit=unit, up=(up, n_lo, s_lo))
     return SubsetLaw("exact-lattice-inversion", scale, n, mean, data)

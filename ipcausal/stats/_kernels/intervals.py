@@ -151,9 +151,10 @@ def lattice_spectrum(vals, cnts, m1, m2, floor):
     which moves every cell of the inverse transform by less than ``floor``.  Most of the grid
     is below the floor: a value with |cos φ|^c < floor alone kills a point, and φ moves
     linearly along a row, so a row jumps straight to the next k2 where each of the first few
-    values could be alive again."""
+    values could be alive again.  Returns ``(X, last)``: columns past ``last`` are all zero."""
     h2 = m2 // 2 + 1
     out = np.zeros((m1, h2), dtype=np.complex128)
+    last = 0
     g = vals.shape[0]
     n = 0
     ssum = 0.0
@@ -202,8 +203,9 @@ def lattice_spectrum(vals, cnts, m1, m2, floor):
             if prod != 0.0:
                 ph = -0.5 * (n * w1 + ssum * w2)
                 out[k1, k2] = prod * complex(math.cos(ph), math.sin(ph))
+                last = max(last, k2)
             k2 += 1
-    return out
+    return out, last
 
 
 @njit(cache=True)
