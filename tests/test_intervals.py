@@ -230,3 +230,20 @@ def test_fine_lattice_falls_back_to_monte_carlo_inversion() -> None:
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
     t = mean_ci(d)
     assert a.ci_low == pytest.approx(t.ci_low, abs=0.05) and a.ci_high == pytest.approx(t.ci_high, abs=0.05)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=5, max_size=40), st.sampled_from([0.25, 1.0, 3.0]),
+       st.sampled_from([0.8, 0.95, 0.99]))
+def test_lattice_law_equals_enumeration_property(values: list[int], unit: float, level: float) -> None:
+    d = np.array(values, dtype=float) * unit
+    if not np.any(d):
+        return
+    a = np.abs(d) / np.abs(d).max()
+    lat = I.law(d, "lattice", lattice=lattice_units(a[a > 0]))
+    enum = I.law(d, "exact")
+    assert lat.kind == "exact-lattice-inversion" and enum.kind == "exact-inversion"
+    assert lat.interval(level) == pytest.approx(enum.interval(level), rel=1e-12, abs=1e-12)
+    for delta in (-0.3 * unit, 0.1 * unit, float(d.mean()) + 0.2 * unit):
+        assert lat.upper(delta) == pytest.approx(enum.upper(delta), rel=1e-8, abs=1e-13)
+        assert lat.lower(delta) == pytest.approx(enum.lower(delta), rel=1e-8, abs=1e-13)
