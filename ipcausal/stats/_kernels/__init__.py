@@ -46,6 +46,7 @@ from ipcausal.stats._kernels.intervals import (
     lattice_upper_mass,
     lattice_upper_mass_float,
     mc_subsets,
+    mc_split,
     mc_subsets_parallel,
 )
 from ipcausal.stats._kernels.multitest import (
@@ -84,7 +85,7 @@ __all__ = [
     "aligned_empty", "nibble_tables", "mc_counts_simd", "mc_counts_simd_parallel",
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
-    "class_subsets", "mc_subsets", "mc_subsets_parallel", "lattice_spectrum",
+    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "lattice_spectrum",
     "lattice_tails", "lattice_upper_mass",
     "lattice_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",

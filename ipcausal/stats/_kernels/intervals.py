@@ -107,7 +107,7 @@ def mc_subsets(tab, n_words, sgn, m, n_zero, n_resamples, seed):
     signed by a second stream, ``seed ^ ZERO_STREAM``).  ``sgn``: per word, bit j set when
     element 64 i + j is positive.  One thread."""
     t_out = np.empty(n_resamples, dtype=np.float64)
-    v_out = np.empty(n_resamples, dtype=np.int64)
+    v_out = np.empty(n_resamples, dtype=np.int32)
     zero_words = (n_zero + 63) // 64
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     for c in range(n_chunks):
@@ -120,13 +120,37 @@ def mc_subsets(tab, n_words, sgn, m, n_zero, n_resamples, seed):
 def mc_subsets_parallel(tab, n_words, sgn, m, n_zero, n_resamples, seed):
     """As :func:`mc_subsets`, chunks spread over threads (identical result)."""
     t_out = np.empty(n_resamples, dtype=np.float64)
-    v_out = np.empty(n_resamples, dtype=np.int64)
+    v_out = np.empty(n_resamples, dtype=np.int32)
     zero_words = (n_zero + 63) // 64
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     for c in prange(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
         _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, c, count, t_out, v_out, c * CHUNK)
     return t_out, v_out
+
+
+@njit(cache=True)
+def mc_split(t, v, total, n):
+    """In place: ``t`` → S_A = (total − T)/2 and ``v`` → N_A = (n − V)/2, the flipped set's sum
+    and size; returns the per-resample ends (max and min of the two sides' means; ±inf when
+    A is empty or everything), whose order statistics are the Monte Carlo interval."""
+    big_l = t.shape[0]
+    hi = np.empty(big_l)
+    lo = np.empty(big_l)
+    for r in range(big_l):
+        s_a = 0.5 * (total - t[r])
+        n_a = (n - v[r]) // 2
+        t[r] = s_a
+        v[r] = n_a
+        if n_a == 0 or n_a == n:
+            hi[r] = np.inf
+            lo[r] = -np.inf
+        else:
+            ma = s_a / n_a
+            mb = (total - s_a) / (n - n_a)
+            hi[r] = max(ma, mb)
+            lo[r] = min(ma, mb)
+    return hi, lo
 
 
 @njit(cache=True, inline="always")
