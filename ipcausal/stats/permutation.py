@@ -17,6 +17,9 @@ Routes to the p-value (``method``):
 * ``"auto"`` — exact when cheap, else Monte Carlo.
 
 Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for any c > 0.
+
+The confidence interval inverts the same test on the same route (:mod:`ipcausal.stats.intervals`):
+{δ : two-sided p(Δ − δ) > α}; ``ci_method`` names how.
 """
 
 from __future__ import annotations
