@@ -17,6 +17,9 @@ Routes to the p-value (``method``):
 * ``"auto"`` — exact when cheap, else Monte Carlo.
 
 Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for any c > 0.
+
+The confidence interval inverts the same test on the same route (:mod:`ipcausal.stats.intervals`):
+{δ : two-sided p(Δ − δ) > α}; ``ci_method`` names how.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special as _special
 
 from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
@@ -216,7 +218,12 @@ def permutation_test(
         Source of randomness for Monte Carlo (an int seed makes the result reproducible,
         identical on any number of threads).
     confidence_level : float
-        Level of the Student t interval for mean(Δ).
+        Level of the confidence interval for mean(Δ): the set of shifts δ that the two-sided
+        test of Δ − δ does not reject at α = 1 − confidence_level (``ci_method`` names how it
+        was inverted: ``"exact-inversion"``, ``"exact-lattice-inversion"``,
+        ``"monte-carlo-inversion"`` with the same sign vectors as the Monte Carlo p,
+        ``"saddlepoint-inversion"``; :mod:`ipcausal.stats.intervals`).  It may be infinite
+        when n is so small that no p reaches α.  The Student t interval is :func:`ipcausal.mean_ci`.
 
     Returns
     -------
@@ -228,6 +235,9 @@ def permutation_test(
     >>> res = permutation_test([1, 2, 1, 0, 2, 1, 1, 3], method="exact")
     >>> res.method, round(res.pvalue, 4)
     ('exact-enumeration', 0.0156)
+    >>> ci = permutation_test([3, -1, 4, 1, 5, 0, 2, 6, -2, 3])
+    >>> ci.ci_method, ci.ci_low, ci.ci_high
+    ('exact-inversion', 0.2, 4.0)
     >>> permutation_test([0.3, -0.1, 0.7, 0.4, 0.2] * 20, method="monte-carlo", rng=1).pvalue < 0.001
     True
     """
@@ -241,12 +251,23 @@ def permutation_test(
     mean = float(x.mean())
     sd = float(x.std(ddof=1))
     if sd > 0:
-        half = float(_special.stdtrit(n - 1, 0.5 + level / 2)) * sd / math.sqrt(n)  # = t.ppf
-        ci = (mean - half, mean + half)
         effect_size = mean / sd
     else:
-        ci = (mean, mean)
         effect_size = 0.0 if mean == 0 else math.copysign(math.inf, mean)
+    seed_box: list[int] = []
+
+    def seed() -> int:  # drawn once, shared by the Monte Carlo p and its interval
+        if not seed_box:
+            seed_box.append(seed_from(rng))
+        return seed_box[0]
+
+    def interval(route: str, k: np.ndarray | None = None) -> dict[str, Any]:
+        from ipcausal.stats import intervals
+
+        law = intervals.law(x, route, lattice=k, n_resamples=n_resamples, seed=seed)
+        lo, hi = law.interval(level)
+        name = law.kind if law.certified else "lattice-inversion-uncertified"
+        return dict(ci_low=lo, ci_high=hi, ci_method=name)
 
     absd = np.abs(x)
     scale = float(absd.max())
@@ -258,13 +279,14 @@ def permutation_test(
         n=n,
         null_hypothesis=_null_text(alternative),
         n_zero=int(n - nonzero.sum()),
-        ci_low=ci[0],
-        ci_high=ci[1],
         confidence_level=level,
         effect_size=effect_size,
     )
     if scale == 0.0:  # every difference is zero: the statistic equals its null distribution
-        return SignFlipResult(pvalue=1.0, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
+        # every subset mean is 0: the set is {0}, unless no p can reach α at this n
+        wide = math.ldexp(1.0, 1 - n) > 1.0 - level
+        ci = dict(ci_low=-math.inf if wide else 0.0, ci_high=math.inf if wide else 0.0, ci_method="exact-inversion")
+        return SignFlipResult(pvalue=1.0, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common, **ci)
 
     a_all = absd / scale
     a = np.ascontiguousarray(a_all[nonzero])
@@ -280,7 +302,8 @@ def permutation_test(
         from ipcausal.stats.saddlepoint import saddlepoint_pvalue
 
         p = saddlepoint_pvalue(a, t_obs, alternative, lattice=k)
-        return SignFlipResult(pvalue=p, method="saddlepoint", n_resamples=None, pvalue_se=0.0, **common)
+        return SignFlipResult(pvalue=p, method="saddlepoint", n_resamples=None, pvalue_se=0.0, **common,
+                              **interval("saddlepoint"))
 
     use_exact = False
     if method == "exact":
@@ -296,18 +319,20 @@ def permutation_test(
     if use_exact:
         if lattice_ok and m > AUTO_ENUMERATION_N:
             p = _exact_lattice(k, signs, alternative)
-            return SignFlipResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common)
+            return SignFlipResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common,
+                                  **interval("lattice", k))
         counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
         p = _pick(counts, alternative) / float(1 << m)
-        return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
+        return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common,
+                              **interval("exact", k))
 
-    seed = seed_from(rng)
-    counts = _mc_counts(a, signs, n_resamples, seed, k=k)
+    stream = seed()
+    counts = _mc_counts(a, signs, n_resamples, stream, k=k)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
-    return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=seed,
-                          **common)
+    return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=stream,
+                          **common, **interval("monte-carlo"))
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Result", "SignFlipResult", "SignTestResult", "PBResult", "MeanCIResult", "plain"]
+__all__ = ["Result", "SignFlipResult", "SignTestResult", "PBResult", "MeanCIResult", "EquivalenceResult", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -43,7 +43,9 @@ class SignFlipResult(Result):
     ``alternative``; ``method`` one of ``"exact-enumeration"``, ``"exact-lattice"``,
     ``"monte-carlo"``, ``"saddlepoint"``, ``"paper-compat"``.  ``pvalue_se`` is the Monte Carlo
     standard error (0 when exact).  ``ci_low``/``ci_high`` bound mean(Δ) at
-    ``confidence_level``, by the method named in ``ci_method``; ``effect_size`` is Cohen's
+    ``confidence_level``, by the method named in ``ci_method`` (the shifts δ the two-sided
+    test of Δ − δ does not reject: ``"exact-inversion"``, ``"exact-lattice-inversion"``,
+    ``"monte-carlo-inversion"``, ``"saddlepoint-inversion"``); ``effect_size`` is Cohen's
     d_z = mean(Δ)/sd(Δ).  ``seed`` is the integer seed of the counter-based stream that drew the
     sign vectors (Monte Carlo only), so the same draws can be replayed.
     """
@@ -122,3 +124,33 @@ class MeanCIResult(Result):
     confidence_level: float
     n: int
     method: str = "student-t"
+
+
+@dataclass(frozen=True)
+class EquivalenceResult(Result):
+    """Result of :func:`ipcausal.equivalence_test`: two one-sided sign-flip tests (TOST).
+
+    H0: |mean(Δ)| ≥ ``margin`` against H1: |mean(Δ)| < ``margin``.  ``pvalue`` is the larger of
+    ``pvalue_lower`` (the test of Δ + margin, H1 mean > −margin) and ``pvalue_upper`` (Δ −
+    margin, H1 mean < margin); ``equivalent`` is ``pvalue <= alpha``.  ``ci_low``/``ci_high``
+    is the inverted interval at ``confidence_level`` = 1 − 2α, which lies inside
+    (−margin, margin) exactly when the exact routes declare equivalence.  ``statistic`` is
+    mean(Δ); ``method`` the route of the sign-flip law, ``ci_method`` how the interval was
+    inverted.
+    """
+
+    statistic: float
+    pvalue: float
+    equivalent: bool
+    margin: float
+    alpha: float
+    pvalue_lower: float
+    pvalue_upper: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    method: str
+    ci_method: str
+    n: int
+    n_resamples: int | None
+    null_hypothesis: str

@@ -3,7 +3,8 @@
 All kernels take validated, contiguous arrays and plain integer seeds; ``docs/performance.md``
 explains the design.  Modules: :mod:`.stream` (the random stream), :mod:`.tables` (portable Monte
 Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact distributions),
-:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`).  Summary:
+:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`),
+:mod:`.intervals` (the laws that confidence intervals by test inversion read).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -38,6 +39,16 @@ integer comparisons.
 from __future__ import annotations
 
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
+from ipcausal.stats._kernels.intervals import (
+    class_subsets,
+    lattice_spectrum,
+    lattice_tails,
+    lattice_upper_mass,
+    lattice_upper_mass_float,
+    mc_subsets,
+    mc_split,
+    mc_subsets_parallel,
+)
 from ipcausal.stats._kernels.multitest import (
     mt_check,
     mt_elementwise,
@@ -74,5 +85,8 @@ __all__ = [
     "aligned_empty", "nibble_tables", "mc_counts_simd", "mc_counts_simd_parallel",
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
+    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "lattice_spectrum",
+    "lattice_tails", "lattice_upper_mass",
+    "lattice_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
 ]

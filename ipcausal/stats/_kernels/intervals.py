@@ -1,0 +1,296 @@
+"""Kernels for confidence intervals by inverting the sign-flip test (:mod:`ipcausal.stats.intervals`).
+
+A sign vector flips the subset A of the differences; what the inversion needs from it is the
+pair (S_A, N_A) = (sum of the flipped values, their count).  Three sources of such pairs:
+
+* :func:`class_subsets` — every subset, grouped by equal values (one entry per vector of
+  counts b_v, with weight Π C(c_v, b_v)): the exact route for small n;
+* :func:`mc_subsets` — the L resamples of the counter-based stream (:mod:`.stream`), the same
+  sign vectors the Monte Carlo p-value kernels see on the same sorted magnitudes;
+* :func:`lattice_spectrum` — for integer values, the characteristic function of (N_A, S_A)
+  of a uniformly random subset on a grid, whose inverse FFT is their joint distribution.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange, uint64
+
+from ipcausal.stats._kernels.stream import CHUNK, LANES, _fill_lane, _popcount, _seed_lanes
+
+ZERO_STREAM = 0x6A09E667F3BCC909  # seed offset of the second stream that signs the zero differences
+
+
+@njit(cache=True)
+def class_subsets(vals, cnts):
+    """All vectors of counts ``b`` (0 ≤ b_i ≤ cnts[i]): arrays ``S = Σ b_i vals[i]``, ``N = Σ b_i``,
+    ``W = Π C(cnts[i], b_i)`` (float64, exact below 2**53).  Each S is summed in one fixed order
+    (suffix sums), so equal subsets give bit-identical sums."""
+    g = vals.shape[0]
+    total = 1
+    for i in range(g):
+        total *= cnts[i] + 1
+    s_out = np.empty(total, dtype=np.float64)
+    n_out = np.empty(total, dtype=np.int64)
+    w_out = np.empty(total, dtype=np.float64)
+    b = np.zeros(g, dtype=np.int64)
+    ssum = np.zeros(g + 1, dtype=np.float64)  # ssum[l] = Σ_{i ≥ l} b_i vals[i]
+    nsum = np.zeros(g + 1, dtype=np.int64)
+    wprod = np.ones(g + 1, dtype=np.float64)
+    for idx in range(total):
+        s_out[idx] = ssum[0]
+        n_out[idx] = nsum[0]
+        w_out[idx] = wprod[0]
+        if idx == total - 1:
+            break
+        i = 0
+        while b[i] == cnts[i]:
+            b[i] = 0
+            i += 1
+        b[i] += 1
+        for l in range(i, -1, -1):  # digits 0..i changed: refresh their suffix values
+            ssum[l] = ssum[l + 1] + b[l] * vals[l]
+            nsum[l] = nsum[l + 1] + b[l]
+            c = cnts[l]
+            k = b[l]
+            binom = 1.0
+            for j in range(min(k, c - k)):
+                binom = binom * (c - j) / (j + 1)
+            wprod[l] = wprod[l + 1] * (np.floor(binom + 0.5) if binom < 4.5e15 else binom)
+    return s_out, n_out, w_out
+
+
+@njit(cache=True)
+def _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, chunk, count, t_out, v_out, base):
+    buf = np.empty(n_words, dtype=np.uint64)
+    zbuf = np.empty(max(zero_words, 1), dtype=np.uint64)
+    st = _seed_lanes(seed, chunk)
+    zst = _seed_lanes(seed ^ ZERO_STREAM, chunk)
+    for r in range(count):
+        _fill_lane(buf, n_words, st, r % LANES)
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        agree = 0
+        for j in range(n_words):
+            w = buf[j]
+            off = uint64(j) << uint64(11)
+            a0 += tab[off + (w & uint64(255))]
+            a1 += tab[off + uint64(256) + ((w >> uint64(8)) & uint64(255))]
+            a2 += tab[off + uint64(512) + ((w >> uint64(16)) & uint64(255))]
+            a3 += tab[off + uint64(768) + ((w >> uint64(24)) & uint64(255))]
+            a0 += tab[off + uint64(1024) + ((w >> uint64(32)) & uint64(255))]
+            a1 += tab[off + uint64(1280) + ((w >> uint64(40)) & uint64(255))]
+            a2 += tab[off + uint64(1536) + ((w >> uint64(48)) & uint64(255))]
+            a3 += tab[off + uint64(1792) + (w >> uint64(56))]
+            bits = 64 if 64 * (j + 1) <= m else m - 64 * j
+            mask = uint64(0xFFFFFFFFFFFFFFFF) if bits == 64 else (uint64(1) << uint64(bits)) - uint64(1)
+            agree += np.int64(_popcount(~(w ^ sgn[j]) & mask))
+        vz = 0
+        if n_zero > 0:
+            _fill_lane(zbuf, zero_words, zst, r % LANES)
+            for j in range(zero_words):
+                bits = 64 if 64 * (j + 1) <= n_zero else n_zero - 64 * j
+                mask = uint64(0xFFFFFFFFFFFFFFFF) if bits == 64 else (uint64(1) << uint64(bits)) - uint64(1)
+                vz += np.int64(_popcount(zbuf[j] & mask))
+        t_out[base + r] = (a0 + a1) + (a2 + a3)
+        v_out[base + r] = (2 * agree - m) + (2 * vz - n_zero)
+
+
+@njit(cache=True)
+def mc_subsets(tab, n_words, sgn, m, n_zero, n_resamples, seed):
+    """Per resample r: ``T[r] = Σ s_k a_k`` over the sorted non-zero magnitudes (the statistic
+    the p-value kernels compute) and ``V[r] = Σ s_k sign_k`` over all n differences (zeros
+    signed by a second stream, ``seed ^ ZERO_STREAM``).  ``sgn``: per word, bit j set when
+    element 64 i + j is positive.  One thread."""
+    t_out = np.empty(n_resamples, dtype=np.float64)
+    v_out = np.empty(n_resamples, dtype=np.int32)
+    zero_words = (n_zero + 63) // 64
+    n_chunks = (n_resamples + CHUNK - 1) // CHUNK
+    for c in range(n_chunks):
+        count = min(CHUNK, n_resamples - c * CHUNK)
+        _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, c, count, t_out, v_out, c * CHUNK)
+    return t_out, v_out
+
+
+@njit(cache=True, parallel=True)
+def mc_subsets_parallel(tab, n_words, sgn, m, n_zero, n_resamples, seed):
+    """As :func:`mc_subsets`, chunks spread over threads (identical result)."""
+    t_out = np.empty(n_resamples, dtype=np.float64)
+    v_out = np.empty(n_resamples, dtype=np.int32)
+    zero_words = (n_zero + 63) // 64
+    n_chunks = (n_resamples + CHUNK - 1) // CHUNK
+    for c in prange(n_chunks):
+        count = min(CHUNK, n_resamples - c * CHUNK)
+        _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, c, count, t_out, v_out, c * CHUNK)
+    return t_out, v_out
+
+
+@njit(cache=True)
+def mc_split(t, v, total, n):
+    """In place: ``t`` → S_A = (total − T)/2 and ``v`` → N_A = (n − V)/2, the flipped set's sum
+    and size; returns the per-resample ends (max and min of the two sides' means; ±inf when
+    A is empty or everything), whose order statistics are the Monte Carlo interval."""
+    big_l = t.shape[0]
+    hi = np.empty(big_l)
+    lo = np.empty(big_l)
+    for r in range(big_l):
+        s_a = 0.5 * (total - t[r])
+        n_a = (n - v[r]) // 2
+        t[r] = s_a
+        v[r] = n_a
+        if n_a == 0 or n_a == n:
+            hi[r] = np.inf
+            lo[r] = -np.inf
+        else:
+            ma = s_a / n_a
+            mb = (total - s_a) / (n - n_a)
+            hi[r] = max(ma, mb)
+            lo[r] = min(ma, mb)
+    return hi, lo
+
+
+@njit(cache=True, inline="always")
+def _ipow(x, k):
+    r = 1.0
+    while k > 0:
+        if k & 1:
+            r *= x
+        x *= x
+        k >>= 1
+    return r
+
+
+@njit(cache=True)
+def lattice_spectrum(vals, cnts, m1, m2, floor):
+    """Half spectrum ``X[k1, k2] = E exp(-i(ω1 N + ω2 S))``, ω = 2πk/M, of a uniformly random
+    subset's size N and sum S (``vals`` integers, ``cnts`` their multiplicities), for
+    ``numpy.fft.irfft2(X, s=(m1, m2))`` (which gives the distribution of (N mod m1, S mod m2)).
+
+    X = exp(-i(n ω1 + Σ c v ω2)/2) · Π_v cos((ω1 + v ω2)/2)^{c_v}.  Values are taken in the
+    order given (put the largest counts first): once |X| < ``floor`` the point is set to 0,
+    which moves every cell of the inverse transform by less than ``floor``.  Most of the grid
+    is below the floor: a value with |cos φ|^c < floor alone kills a point, and φ moves
+    linearly along a row, so a row jumps straight to the next k2 where each of the first few
+    values could be alive again.  Returns ``(X, last)``: columns past ``last`` are all zero."""
+    h2 = m2 // 2 + 1
+    out = np.zeros((m1, h2), dtype=np.complex128)
+    last = 0
+    g = vals.shape[0]
+    n = 0
+    ssum = 0.0
+    for i in range(g):
+        n += cnts[i]
+        ssum += vals[i] * cnts[i]
+    # the values that steer the jumps (non-zero value: φ moves along a row) and their reach β
+    n_f = 0
+    fv = np.zeros(4)
+    fb = np.zeros(4)
+    for i in range(g):
+        if vals[i] != 0.0 and n_f < 4:
+            fv[n_f] = vals[i]
+            fb[n_f] = math.acos(min(1.0, floor ** (1.0 / cnts[i]))) * (1.0 + 1e-9) + 1e-12
+            n_f += 1
+    for k1 in range(m1):
+        w1 = 2.0 * math.pi * k1 / m1
+        dead = False
+        for i in range(g):  # a zero value's factor is constant along the row
+            if vals[i] == 0.0 and abs(_ipow(math.cos(0.5 * w1), cnts[i])) < floor:
+                dead = True
+        if dead:
+            continue
+        k2 = 0
+        while k2 < h2:
+            w2 = 2.0 * math.pi * k2 / m2
+            skip = 0
+            for f in range(n_f):
+                phi = 0.5 * (w1 + fv[f] * w2)
+                r = phi - math.pi * math.floor(phi / math.pi)  # in [0, π)
+                beta = fb[f]
+                if r > beta and r < math.pi - beta:
+                    step = math.pi * abs(fv[f]) / m2
+                    need = (math.pi - beta - r) if fv[f] > 0 else (r - beta)
+                    s = np.int64(math.ceil(need / step))
+                    skip = max(skip, max(s, 1))
+            if skip > 0:
+                k2 += skip
+                continue
+            prod = 1.0
+            for i in range(g):
+                prod *= _ipow(math.cos(0.5 * (w1 + vals[i] * w2)), cnts[i])
+                if abs(prod) < floor:
+                    prod = 0.0
+                    break
+            if prod != 0.0:
+                ph = -0.5 * (n * w1 + ssum * w2)
+                out[k1, k2] = prod * complex(math.cos(ph), math.sin(ph))
+                last = max(last, k2)
+            k2 += 1
+    return out, last
+
+
+@njit(cache=True)
+def lattice_tails(grid, n_lo, s_lo, m1, m2):
+    """From the periodic joint distribution ``grid`` (N mod f1, S mod f2): ``up[i, j]`` =
+    P(N = n_lo + i, S ≥ s_lo + j), with a zero column ``m2``."""
+    f1, f2 = grid.shape
+    up = np.zeros((m1, m2 + 1))
+    c0 = s_lo % f2
+    for i in range(m1):
+        r = (n_lo + i) % f1
+        acc = 0.0
+        for j in range(m2 - 1, -1, -1):
+            col = c0 + j
+            if col >= f2:
+                col -= f2
+            acc += grid[r, col]
+            up[i, j] = acc
+    return up
+
+
+@njit(cache=True, inline="always")
+def _row_mass(tails, i, j, mirror):
+    width = tails.shape[1] - 1
+    if j < 0:
+        j = 0
+    if j > width:
+        j = width
+    if mirror:
+        return tails[i, 0] - tails[i, j]
+    return tails[i, j]
+
+
+@njit(cache=True)
+def lattice_upper_mass(tails, n_lo, s_lo, num, den, strict, mirror):
+    """Σ over the rows N of P(N, S ≥ num·N/den) (``strict``: S > num·N/den), integer thresholds.
+
+    ``tails`` as :func:`lattice_tails` returns it.  ``mirror``: the same for −S, i.e.
+    P(N, S ≤ −num·N/den) (strict: <), from the same table."""
+    acc = 0.0
+    for i in range(tails.shape[0]):
+        q = num * (n_lo + i)
+        if not mirror:
+            s = q // den + 1 if strict else -((-q) // den)  # smallest S ≥ q/den (> q/den)
+            acc += _row_mass(tails, i, s - s_lo, False)
+        else:  # −S ≥ q/den ⇔ S ≤ −q/den: the row minus S ≥ ⌊−q/den⌋ + 1
+            s = (-q) // den + 1 if not strict else -(q // den)
+            acc += _row_mass(tails, i, s - s_lo, True)
+    return acc
+
+
+@njit(cache=True)
+def lattice_upper_mass_float(tails, n_lo, s_lo, delta, tol, mirror):
+    """As :func:`lattice_upper_mass` for a real threshold: S − δN ≥ −tol (mirror: −S − δN ≥ −tol)."""
+    acc = 0.0
+    for i in range(tails.shape[0]):
+        nn = n_lo + i
+        if not mirror:
+            s = np.int64(math.ceil(delta * nn - tol))
+            acc += _row_mass(tails, i, s - s_lo, False)
+        else:  # S ≤ −δN + tol
+            s = np.int64(math.floor(-delta * nn + tol)) + 1
+            acc += _row_mass(tails, i, s - s_lo, True)
+    return acc

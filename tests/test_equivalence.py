@@ -1,0 +1,117 @@
+"""The equivalence test (TOST by sign flips) against the one-sided tests, brute force and statsmodels."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ipcausal import EquivalenceResult, equivalence_test, permutation_test
+
+
+def brute_one_sided(d: np.ndarray, delta: float, alternative: str) -> float:
+    x = d - delta
+    t = np.array(list(itertools.product([-1.0, 1.0], repeat=d.size))) @ np.abs(x)
+    obs = x.sum()
+    tol = 1e-9 * np.abs(x).sum()
+    return float(np.mean(t >= obs - tol)) if alternative == "greater" else float(np.mean(t <= obs + tol))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tost_pvalues_equal_brute_force_one_sided_tests(seed: int) -> None:
+    d = np.random.default_rng(seed).normal(0.1, 0.5, 12)
+    res = equivalence_test(d, margin=0.6)
+    assert res.method == "exact-enumeration"
+    assert res.pvalue_lower == pytest.approx(brute_one_sided(d, -0.6, "greater"), abs=1e-15)
+    assert res.pvalue_upper == pytest.approx(brute_one_sided(d, 0.6, "less"), abs=1e-15)
+    assert res.pvalue == max(res.pvalue_lower, res.pvalue_upper)
+
+
+def test_lattice_tost_equals_exact_lattice_tests_of_shifted_data() -> None:
+    d = np.random.default_rng(1).integers(-2, 3, 400).astype(float)
+    res = equivalence_test(d, margin=0.25)
+    assert res.method == "exact-lattice" and res.ci_method == "exact-lattice-inversion"
+    lo = permutation_test(d + 0.25, alternative="greater", method="exact")
+    up = permutation_test(d - 0.25, alternative="less", method="exact")
+    assert res.pvalue_lower == pytest.approx(lo.pvalue, rel=1e-9)
+    assert res.pvalue_upper == pytest.approx(up.pvalue, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=8, max_size=13), st.sampled_from([0.3, 0.75, 1.0, 1.6]),
+       st.sampled_from([0.05, 0.1, 0.2]))
+def test_equivalent_iff_interval_inside_margin(values: list[int], margin: float, alpha: float) -> None:
+    d = np.array(values, dtype=float) * 0.5
+    res = equivalence_test(d, margin=margin, alpha=alpha)
+    assert res.confidence_level == pytest.approx(1 - 2 * alpha)
+    assert res.equivalent == (-margin < res.ci_low and res.ci_high < margin)
+
+
+def test_close_to_statsmodels_ttost_at_large_n() -> None:
+    from statsmodels.stats.weightstats import ttost_paired
+
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.05, 1.0, 400)
+    res = equivalence_test(d, margin=0.2, method="saddlepoint")
+    p_t = ttost_paired(d, np.zeros_like(d), -0.2, 0.2)[0]
+    assert res.pvalue == pytest.approx(p_t, rel=0.1)
+    mc = equivalence_test(d, margin=0.2, n_resamples=20_000, rng=5)
+    se = math.sqrt(res.pvalue * (1 - res.pvalue) / 20_000)  # Monte Carlo against the saddlepoint
+    assert mc.method == "monte-carlo" and mc.pvalue == pytest.approx(res.pvalue, abs=4 * se)
+
+
+def test_small_samples_cannot_show_equivalence() -> None:
+    res = equivalence_test([0.0, 0.0, 0.0, 0.0], margin=10.0)
+    assert not res.equivalent and res.pvalue == 1 / 16  # the all-same-sign vector alone
+    assert equivalence_test(np.zeros(6), margin=1.0).pvalue == 1 / 64
+
+
+def test_monte_carlo_is_reproducible_and_consistent() -> None:
+    d = np.random.default_rng(4).exponential(1.0, 300) - 1.0
+    a = equivalence_test(d, margin=0.3, n_resamples=4000, rng=12)
+    b = equivalence_test(d, margin=0.3, n_resamples=4000, rng=12)
+    assert a == b and a.n_resamples == 4000 and a.ci_method == "monte-carlo-inversion"
+    assert a.pvalue >= 1 / 4001
+
+
+def test_result_fields() -> None:
+    res = equivalence_test([0.1, -0.2, 0.05, 0.0, 0.15, -0.1, 0.05, -0.05, 0.1, 0.0, -0.1, 0.05], margin=0.5)
+    assert isinstance(res, EquivalenceResult)
+    assert "|mean(Δ)| ≥ 0.5" in res.null_hypothesis
+    assert res.to_dict()["equivalent"] is res.equivalent and res.margin == 0.5 and res.n == 12
+    assert res.statistic == pytest.approx(0.004166666666666667)
+    with pytest.raises(AttributeError):
+        res.pvalue = 0.5  # type: ignore[misc]
+
+
+def test_validation() -> None:
+    d = [0.1, 0.2, -0.1, 0.0]
+    with pytest.raises(TypeError):
+        equivalence_test(d)  # type: ignore[call-arg]  # margin is required
+    for bad in (0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="`margin`"):
+            equivalence_test(d, margin=bad)
+    for bad in ("0.1", True, None):
+        with pytest.raises(TypeError, match="`margin`"):
+            equivalence_test(d, margin=bad)  # type: ignore[arg-type]
+    for bad in (0.0, 0.5, 0.7, -0.1):
+        with pytest.raises(ValueError, match="`alpha`"):
+            equivalence_test(d, margin=1.0, alpha=bad)
+    with pytest.raises(TypeError, match="`alpha`"):
+        equivalence_test(d, margin=1.0, alpha="0.05")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`method`"):
+        equivalence_test(d, margin=1.0, method="t")
+    with pytest.raises(ValueError, match="`n_resamples`"):
+        equivalence_test(d, margin=1.0, n_resamples=0)
+    with pytest.raises(TypeError, match="`n_resamples`"):
+        equivalence_test(d, margin=1.0, n_resamples=10.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="`rng`"):
+        equivalence_test(d, margin=1.0, rng="seed")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`d`"):
+        equivalence_test([1.0], margin=1.0)
+    with pytest.raises(ValueError, match="`d`"):
+        equivalence_test([1.0, math.nan], margin=1.0)
