@@ -1,0 +1,385 @@
+"""Anytime-valid sequential tests by betting (SPEC §9): look after every pair, stop at any time.
+
+A stream of paired differences Δ₁, Δ₂, … with |Δ| ≤ ``bound`` is turned into a wealth process
+K_t = Π (1 + λ_s Δ_s / bound) whose bets λ_s are fixed before Δ_s is seen.  Under H0 (every Δ
+has conditional mean 0 given the pairs before it — e.g. pairs drawn in a random order) K is a
+non-negative martingale with K₀ = 1, so by Ville's inequality P(sup_t K_t ≥ 1/α) ≤ α: the
+auditor may look after every pair, stop whenever they like (at the first crossing, or for any
+other reason), and the verdict "reject when K reached 1/α" keeps its size α.  The anytime-valid
+p-value is 1 / max_{s ≤ t} K_s.  Two-sided: the average of the "greater" and "less" wealths.
+
+The unit of randomisation is the pair, one observation of the stream (a cluster, averaged,
+is one observation too).  The state of a stream is an O(1) :class:`SequentialState`
+(:func:`sequential_state`, :func:`sequential_update`): the audit feeds it one batch of scored pairs at a time.
+
+Bets (``method``), compared on the study's own released echo-chamber outputs in
+``benchmarks/SEQUENTIAL.txt`` — the mixture stopped first, so it is the default:
+
+* ``"mixture"``: the average wealth of 20 constant bets λ = 0.75·g/20, g = 1..20 (a discrete
+  uniform prior on the bet; the mixture is itself a martingale);
+* ``"agrapa"``: the approximate growth-rate-adaptive plug-in bet μ̂ / (σ̂² + μ̂²), clipped to
+  [0, 1/2] (Waudby-Smith & Ramdas, JRSS-B 2024);
+* ``"ons"``: online Newton step on the log wealth, clipped to [0, 1/2] (Cutkosky & Orabona 2018;
+  Shekhar & Ramdas 2023).
+
+The confidence sequence for mean(Δ) is the predictable plug-in empirical-Bernstein CS of
+Waudby-Smith & Ramdas (Thm 2), intersected over time: it covers the mean at every t at once
+with probability ≥ 1 − α.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ipcausal.stats._kernels import sequential as _k
+from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, finite_real, open_unit
+from ipcausal.stats.results import SequentialSignResult, SequentialTestResult
+
+__all__ = ["METHODS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update",
+           "sequential_test", "sequential_sign_test"]
+
+METHODS = ("mixture", "agrapa", "ons")
+_CODES = {"agrapa": _k.AGRAPA, "ons": _k.ONS, "mixture": _k.MIXTURE}
+_ALT_CODES = {"two-sided": _k.TWO_SIDED, "greater": _k.GREATER, "less": _k.LESS}
+_MAX_BET = {"agrapa": 0.5, "ons": 0.5, "mixture": 0.75}
+_GRID_SIZE = 20
+_GRID = _MAX_BET["mixture"] * np.arange(1, _GRID_SIZE + 1, dtype=np.float64) / _GRID_SIZE
+_NO_GRID = np.empty(0, dtype=np.float64)
+_TOL = 1e-9  # relative slack on |Δ| ≤ bound for rounding (the value is then clipped to the bound)
+
+
+@dataclass(frozen=True)
+class SequentialState:
+    """The O(1) state of one monitored stream; :func:`sequential_update` returns a new one per batch.
+
+    ``kind`` is ``"mean"`` (Δ, :func:`sequential_test`) or ``"sign"`` (similarities,
+    :func:`sequential_sign_test`).  ``n_seen`` counts every value fed, ``n_ties`` those equal
+    to ``m0`` (sign kind; dropped).  ``vector`` is the kernel's state (see
+    :mod:`ipcausal.stats._kernels.sequential`); ``stop_seen``/``stop_ties`` record ``n_seen``
+    and ``n_ties`` at the first crossing of 1/α.  :meth:`to_dict` and :meth:`from_dict`
+    round-trip it through JSON (so an audit can be resumed).
+    """
+
+    kind: str
+    bound: float
+    m0: float
+    alpha: float
+    alternative: str
+    method: str
+    n_seen: int = 0
+    n_ties: int = 0
+    stop_seen: int | None = None
+    stop_ties: int = 0
+    vector: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+
+    @property
+    def n(self) -> int:
+        """Observations used by the e-process (untied values for the sign kind)."""
+        return int(self.vector[_k.N])
+
+    @property
+    def reject(self) -> bool:
+        """Whether the e-process has reached 1/α at some time."""
+        return self.stop_seen is not None
+
+    @property
+    def decided(self) -> bool:
+        """Whether monitoring may stop: H0 rejected (see :meth:`equivalent` for the other way)."""
+        return self.reject
+
+    @property
+    def e_value(self) -> float:
+        """The e-process now."""
+        return math.exp(self.vector[_k.LOG_E])
+
+    @property
+    def pvalue(self) -> float:
+        """The anytime-valid p-value now: min(1, 1 / running max of the e-process)."""
+        return min(1.0, math.exp(-self.vector[_k.LOG_MAX]))
+
+    @property
+    def ci_low(self) -> float:
+        """Lower end of the confidence sequence now (mean Δ, or the share below m0)."""
+        return self._scale(self.vector[_k.CS_LO])
+
+    @property
+    def ci_high(self) -> float:
+        """Upper end of the confidence sequence now."""
+        return self._scale(self.vector[_k.CS_HI])
+
+    def equivalent(self, margin: float) -> bool:
+        """Whether the confidence sequence lies inside (−margin, margin) (mean kind) or
+        (1/2 − margin, 1/2 + margin) (sign kind): the effect is shown smaller than ``margin``."""
+        margin = finite_real(margin, "margin")
+        if margin <= 0:
+            raise ValueError(f"`margin` must be > 0, got {margin}")
+        centre = 0.5 if self.kind == "sign" else 0.0
+        return centre - margin < self.ci_low and self.ci_high < centre + margin
+
+    def _scale(self, v: float) -> float:
+        return float(0.5 * (v + 1.0) if self.kind == "sign" else v * self.bound)
+
+    def result(self) -> SequentialTestResult | SequentialSignResult:
+        """The verdict so far, every field at the first crossing of 1/α (or now, if none)."""
+        st, stopped = self.vector, self.stop_seen is not None
+        n = int(st[_k.STOP]) if stopped else self.n
+        total = st[_k.SUM_STOP] if stopped else st[_k.SUM_X]
+        loge = st[_k.LOG_STOP] if stopped else st[_k.LOG_E]
+        logmax = st[_k.LOG_STOP] if stopped else st[_k.LOG_MAX]
+        lo = float(self._scale(st[_k.CS_LO_STOP] if stopped else st[_k.CS_LO]))
+        hi = float(self._scale(st[_k.CS_HI_STOP] if stopped else st[_k.CS_HI]))
+        total = float(total)
+        common = dict(reject=stopped, stopped_at=self.stop_seen, pvalue=min(1.0, math.exp(-logmax)),
+                      e_value=math.exp(loge), ci_low=lo, ci_high=hi, confidence_level=1.0 - self.alpha,
+                      alpha=self.alpha, alternative=self.alternative, method=self.method,
+                      n_available=self.n_seen)
+        if self.kind == "sign":
+            below = int(round((n + total) / 2.0))
+            return SequentialSignResult(statistic=below / n if n else math.nan, n=n,
+                                        n_ties=self.stop_ties if stopped else self.n_ties, n_below=below,
+                                        m0=self.m0, null_hypothesis=_sign_null(self.m0, self.alternative),
+                                        **common)
+        return SequentialTestResult(statistic=total * self.bound / n if n else math.nan, n=n,
+                                    bound=self.bound, null_hypothesis=_mean_null(self.bound, self.alternative),
+                                    **common)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain, JSON-ready fields (``vector`` as a list of floats)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["vector"] = [float(v) for v in self.vector]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SequentialState:
+        """The state that :meth:`to_dict` wrote."""
+        if not isinstance(data, dict):
+            raise TypeError(f"`data` must be a dict from SequentialState.to_dict, got {type(data).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        if set(data) != names:
+            raise ValueError(f"`data` must have exactly the keys {sorted(names)}")
+        base = sequential_state(bound=data["bound"], alpha=data["alpha"], alternative=data["alternative"],
+                         method=data["method"]) if data["kind"] == "mean" else \
+            sequential_sign_state(m0=data["m0"], alpha=data["alpha"], alternative=data["alternative"], method=data["method"])
+        vec = np.asarray(data["vector"], dtype=np.float64)
+        if vec.shape != base.vector.shape:
+            raise ValueError(f"`data`: the state vector has {vec.size} values, expected {base.vector.size}")
+        return dataclasses.replace(base, n_seen=int(data["n_seen"]), n_ties=int(data["n_ties"]),
+                                   stop_seen=None if data["stop_seen"] is None else int(data["stop_seen"]),
+                                   stop_ties=int(data["stop_ties"]), vector=vec)
+
+
+def _mean_null(bound: float, alternative: str) -> str:
+    h1 = {"less": "< 0", "greater": "> 0", "two-sided": "≠ 0"}[alternative]
+    return (f"H0: every paired difference Δ (|Δ| ≤ {bound:g}) has mean 0 given the pairs seen before it, "
+            f"against H1: mean(Δ) {h1}; anytime-valid under continuous monitoring")
+
+
+def _sign_null(m0: float, alternative: str) -> str:
+    h1 = {"less": "<", "greater": ">", "two-sided": "≠"}[alternative]
+    return (f"H0: each similarity is below or above {m0:g} with probability 1/2 given the values before it "
+            f"(median {m0:g}), against H1: median(similarity) {h1} {m0:g}; anytime-valid under continuous monitoring")
+
+
+def _common(alpha: Any, alternative: Any, method: Any) -> tuple[float, str, str]:
+    return (open_unit(alpha, "alpha"), choice(alternative, "alternative", ALTERNATIVES),
+            choice(method, "method", METHODS))
+
+
+def _vector(method: str) -> np.ndarray:
+    return _k.new_state_vector(_GRID_SIZE if method == "mixture" else 0)
+
+
+def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "two-sided",
+              method: str = "mixture") -> SequentialState:
+    """A fresh state for a stream of paired differences with |Δ| ≤ ``bound``.
+
+    Parameters
+    ----------
+    bound : float
+        Known bound on |Δ| (1 for 0/1 correctness, k − 1 for a k-point rating).
+    alpha : float
+        Level: the e-process rejects when it reaches 1/α.
+    alternative : {"two-sided", "greater", "less"}
+        Direction of H1 for mean(Δ).
+    method : {"mixture", "agrapa", "ons"}
+        The bet (see the module docstring).
+
+    Returns
+    -------
+    SequentialState
+
+    Examples
+    --------
+    >>> from ipcausal.stats.sequential import sequential_state, sequential_update
+    >>> st = sequential_update(sequential_state(bound=1), [1, 0, 1, 1])
+    >>> st.n, st.reject, round(st.pvalue, 3)
+    (4, False, 0.623)
+    """
+    b = finite_real(bound, "bound")
+    if b <= 0:
+        raise ValueError(f"`bound` must be > 0, got {bound!r}")
+    alpha, alternative, method = _common(alpha, alternative, method)
+    return SequentialState(kind="mean", bound=b, m0=0.0, alpha=alpha, alternative=alternative, method=method,
+                           vector=_vector(method))
+
+
+def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: str = "two-sided",
+                   method: str = "mixture") -> SequentialState:
+    """A fresh state for the sequential sign test of median(s) = ``m0`` (see
+    :func:`sequential_sign_test`; ``alternative`` is about the median)."""
+    m0 = finite_real(m0, "m0")
+    alpha, alternative, method = _common(alpha, alternative, method)
+    return SequentialState(kind="sign", bound=1.0, m0=m0, alpha=alpha, alternative=alternative, method=method,
+                           vector=_vector(method))
+
+
+def sequential_update(state: SequentialState, batch: Any, *, name: str = "batch") -> SequentialState:
+    """The state after the values of ``batch`` (in order); ``state`` itself is not changed.
+
+    Feeding a stream in batches gives exactly the state of feeding it at once.  Every value is
+    used, also after a crossing (the pairs were paid for); the verdict at the first crossing
+    stays recorded.  ``name`` is the parameter named in error messages.
+
+    Examples
+    --------
+    >>> from ipcausal.stats.sequential import sequential_state, sequential_update
+    >>> a = sequential_update(sequential_update(sequential_state(bound=2), [1, -0.5]), [2, 1.5])
+    >>> b = sequential_update(sequential_state(bound=2), [1, -0.5, 2, 1.5])
+    >>> a.e_value == b.e_value and a.n == b.n == 4
+    True
+    """
+    if not isinstance(state, SequentialState):
+        raise TypeError(f"`state` must be a SequentialState (from sequential_state), got {type(state).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string, got {type(name).__name__}")
+    return _feed(state, as_sample(batch, name, min_size=0), name, False)
+
+
+def _feed(state: SequentialState, x: np.ndarray, name: str, stop_early: bool) -> SequentialState:
+    """``x`` (validated) into a copy of ``state``; with ``stop_early`` nothing after the first crossing."""
+    vec = state.vector.copy()
+    ties = 0
+    if state.kind == "sign":
+        keep = x != state.m0
+        ties = int(x.size - np.count_nonzero(keep))
+        pos = np.flatnonzero(keep)
+        scaled = np.where(x[keep] < state.m0, 1.0, -1.0)
+        alt = {"less": _k.GREATER, "greater": _k.LESS}.get(state.alternative, _k.TWO_SIDED)
+    else:
+        big = np.abs(x) > state.bound * (1.0 + _TOL)
+        if big.any():
+            i = int(np.flatnonzero(big)[0])
+            raise ValueError(f"`{name}`: every |Δ| must be ≤ `bound` = {state.bound:g}; "
+                             f"value {x[i]!r} at index {i}")
+        pos = None
+        scaled = np.clip(x / state.bound, -1.0, 1.0)
+        alt = _ALT_CODES[state.alternative]
+    before = int(vec[_k.N])
+    used = _k.seq_update(vec, np.ascontiguousarray(scaled), _CODES[state.method], alt, _MAX_BET[state.method],
+                         _GRID if state.method == "mixture" else _NO_GRID, math.log(2.0 / state.alpha),
+                         math.log(1.0 / state.alpha), stop_early)
+    stop_seen, stop_ties = state.stop_seen, state.stop_ties
+    if stop_seen is None and vec[_k.STOP] >= 0:
+        k = int(vec[_k.STOP]) - before  # 1-based index of the crossing among this batch's used values
+        j = k - 1 if pos is None else int(pos[k - 1])
+        stop_seen = state.n_seen + j + 1
+        stop_ties = state.n_ties + (j + 1 - k)
+    if stop_early and stop_seen is not None and state.stop_seen is None:  # nothing after the crossing
+        seen, ties = stop_seen - state.n_seen, stop_ties - state.n_ties
+    else:
+        seen = int(x.size)
+    return dataclasses.replace(state, n_seen=state.n_seen + seen, n_ties=state.n_ties + ties,
+                               stop_seen=stop_seen, stop_ties=stop_ties, vector=vec)
+
+
+def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: str = "two-sided",
+                    method: str = "mixture") -> SequentialTestResult:
+    """Anytime-valid test of mean(Δ) = 0 for a stream of paired differences, |Δ| ≤ ``bound``.
+
+    Replays ``d`` in the given order as an auditor looking after every pair would, and reports
+    at the first time the e-process reached 1/α (or at the end).  H0: every Δ has conditional
+    mean 0 given the pairs before it (true when pairs with no effect come in a random order);
+    the unit of randomisation is the pair.  Size ≤ α under any stopping rule and any number of
+    looks (Ville's inequality); see :mod:`ipcausal.stats.sequential`.
+
+    Parameters
+    ----------
+    d : array_like, shape (n,)
+        Paired differences, in the order they arrived.
+    bound : float
+        Known bound on |Δ| (from the scale: 1 for correctness, k − 1 for a k-point rating).
+        A value outside [−bound, bound] raises ``ValueError``.
+    alpha : float
+        Level (reject when the e-value reaches 1/α); the confidence sequence has level 1 − α.
+    alternative : {"two-sided", "greater", "less"}
+        Direction of H1.
+    method : {"mixture", "agrapa", "ons"}
+        The bet; ``"mixture"`` stopped earliest on the study's data.
+
+    Returns
+    -------
+    SequentialTestResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ipcausal import sequential_test
+    >>> d = np.tile([1.0, 0.0, 1.0, -1.0, 1.0, 0.0], 20)  # mean 1/3, |Δ| ≤ 1
+    >>> res = sequential_test(d, bound=1)
+    >>> res.reject, res.stopped_at, round(res.e_value, 1), round(res.pvalue, 4)
+    (True, 45, 22.2, 0.0451)
+    >>> round(res.statistic, 3), round(res.ci_low, 3), round(res.ci_high, 3)  # the CS is wider
+    (0.356, -0.087, 0.792)
+    """
+    state = sequential_state(bound=bound, alpha=alpha, alternative=alternative, method=method)
+    x = as_sample(d, "d", min_size=1)
+    return _replay(state, x, "d")
+
+
+def sequential_sign_test(s: Any, *, m0: float = 0.0, alpha: float = 0.05, alternative: str = "two-sided",
+                         method: str = "mixture") -> SequentialSignResult:
+    """Anytime-valid twin of :func:`ipcausal.sign_test`: H0 median(s) = ``m0``, monitored after every value.
+
+    Bets on 1{s < m0} among the values that differ from m0 (ties dropped): under H0 each untied
+    value is below m0 with probability 1/2 given the values before it.  The unit of
+    randomisation is the value (one pair's similarity).  The study's similarity test is
+    ``m0=0.8, alternative="less"``.
+
+    Parameters
+    ----------
+    s : array_like, shape (n,)
+        Similarities in the order they arrived.
+    m0 : float
+        The hypothesised median.
+    alpha : float
+        Level.
+    alternative : {"two-sided", "less", "greater"}
+        Direction of H1 for the median.
+    method : {"mixture", "agrapa", "ons"}
+        The bet.
+
+    Returns
+    -------
+    SequentialSignResult
+
+    Examples
+    --------
+    >>> from ipcausal import sequential_sign_test
+    >>> res = sequential_sign_test([0.2, 0.5, 0.8, 0.4, 0.9] * 12, m0=0.8, alternative="less")
+    >>> res.reject, res.stopped_at, res.n, res.n_ties, res.n_below
+    (True, 29, 23, 6, 18)
+    """
+    state = sequential_sign_state(m0=m0, alpha=alpha, alternative=alternative, method=method)
+    x = as_sample(s, "s", min_size=1)
+    return _replay(state, x, "s")
+
+
+def _replay(state: SequentialState, x: np.ndarray, name: str) -> Any:
+    """Feed ``x`` and stop at the first crossing (the values after it are not used)."""
+    res = _feed(state, x, name, True).result()
+    return dataclasses.replace(res, n_available=int(x.size))
