@@ -18,8 +18,9 @@ ALPHA = 0.05
 
 # ---------------------------------------------------------------- a brute-force oracle, in plain Python
 
-def _oracle_log_e(x: list[float], method: str, alternative: str) -> list[float]:
+def _oracle_log_e(x: list[float], method: str, alternative: str, symmetric: bool = False) -> list[float]:
     """log of the e-process after each value of x (scaled to [−1, 1]), written from the definitions."""
+    big = 0.0
     grid = [0.75 * g / 20 for g in range(1, 21)]
     out = []
     up = down = 0.0  # log wealths (aGRAPA / ONS)
@@ -29,7 +30,9 @@ def _oracle_log_e(x: list[float], method: str, alternative: str) -> list[float]:
     lam_u = lam_d = 0.0
     a_u = a_d = 1.0
     c = 2 / (2 - math.log(3))
-    for t, v in enumerate(x):
+    for t, v0 in enumerate(x):
+        big = max(big, abs(v0))
+        v = (v0 / big if big > 0 else 0.0) if symmetric else v0
         if method == "agrapa":
             mu, q = s / (t + 1), (0.25 + s2) / (t + 1)
             up += math.log(1 + min(max(mu / q, 0), 0.5) * v)
@@ -47,8 +50,8 @@ def _oracle_log_e(x: list[float], method: str, alternative: str) -> list[float]:
             mix_down = [w + math.log(1 - lam * v) for w, lam in zip(mix_down, grid)]
             up = math.log(sum(math.exp(w) for w in mix_up) / 20)
             down = math.log(sum(math.exp(w) for w in mix_down) / 20)
-        s += v
-        s2 += v * v
+        s += v0
+        s2 += v0 * v0
         e = {"greater": math.exp(up), "less": math.exp(down)}.get(alternative, (math.exp(up) + math.exp(down)) / 2)
         out.append(math.log(e))
     return out
@@ -76,15 +79,16 @@ def _oracle_cs(y: list[float], alpha: float) -> list[tuple[float, float]]:
 
 @pytest.mark.parametrize("method", seq.METHODS)
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
-def test_e_process_matches_brute_force_oracle(method: str, alternative: str) -> None:
+@pytest.mark.parametrize("null", seq.NULLS)
+def test_e_process_matches_brute_force_oracle(method: str, alternative: str, null: str) -> None:
     rng = np.random.default_rng(7)
-    d = rng.uniform(-2, 3, size=60).clip(-2.5, 2.5)  # bound 2.5, some drift
-    state = seq.sequential_state(bound=2.5, alternative=alternative, method=method)
+    d = np.concatenate([[0.0, 0.0], rng.uniform(-2, 3, size=60).clip(-2.5, 2.5)])  # bound 2.5, some drift
+    state = seq.sequential_state(bound=2.5, alternative=alternative, method=method, null=null)
     got = []
     for v in d:
         state = seq.sequential_update(state, [v])
         got.append(math.log(state.e_value))
-    want = _oracle_log_e(list(d / 2.5), method, alternative)
+    want = _oracle_log_e(list(d / 2.5), method, alternative, symmetric=null == "symmetry")
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert state.pvalue == pytest.approx(min(1.0, math.exp(-max(0.0, *want))), rel=1e-12)
 
@@ -114,10 +118,11 @@ def _null_streams(kind: str, rows: int, length: int, seed: int) -> tuple[np.ndar
 
 
 @pytest.mark.parametrize("kind", ["binary", "likert", "continuous"])
-def test_size_under_continuous_monitoring(kind: str) -> None:
+@pytest.mark.parametrize("null", seq.NULLS)
+def test_size_under_continuous_monitoring(kind: str, null: str) -> None:
     rows = 1500
     xs, bound = _null_streams(kind, rows, 300, seed={"binary": 11, "likert": 12, "continuous": 13}[kind])
-    rejected = sum(ipcausal.sequential_test(row, bound=bound).reject for row in xs)
+    rejected = sum(ipcausal.sequential_test(row, bound=bound, null=null).reject for row in xs)
     se = math.sqrt(ALPHA * (1 - ALPHA) / rows)
     assert rejected / rows <= ALPHA + 3 * se
 
@@ -219,7 +224,7 @@ def test_batches_give_the_same_state_as_all_at_once(method: str) -> None:
 
 
 def test_state_round_trips_through_json_and_does_not_change() -> None:
-    st = seq.sequential_update(seq.sequential_state(bound=4, alternative="less"), [-4, -3, 0, 1, -2])
+    st = seq.sequential_update(seq.sequential_state(bound=4, alternative="less", null="symmetry"), [-4, -3, 0, 1, -2])
     before = st.vector.copy()
     again = seq.SequentialState.from_dict(json.loads(json.dumps(st.to_dict())))
     assert np.array_equal(again.vector, st.vector) and again == st
@@ -227,6 +232,16 @@ def test_state_round_trips_through_json_and_does_not_change() -> None:
     assert np.array_equal(st.vector, before) and nxt.n == 7
     assert np.array_equal(seq.sequential_update(again, [-1, -4]).vector, nxt.vector)
     assert not st.equivalent(0.5) and seq.sequential_update(st, np.zeros(20000)).equivalent(0.5)
+
+
+def test_symmetry_null_does_not_pay_for_a_loose_bound() -> None:
+    rng = np.random.default_rng(6)
+    d = rng.choice([-2.0, -1.0, 0.0, 1.0, 2.0], p=[0.05, 0.15, 0.3, 0.3, 0.2], size=518)  # mean 0.45
+    loose = ipcausal.sequential_test(d, bound=60)
+    sym = ipcausal.sequential_test(d, bound=60, null="symmetry")
+    tight = ipcausal.sequential_test(d, bound=2)
+    assert not loose.reject and sym.reject and tight.reject and sym.stopped_at < 200
+    assert "sign-flip" in sym.null_hypothesis and sym.ci_low <= d[: sym.n].mean() <= sym.ci_high
 
 
 def test_all_methods_are_fast_enough_to_stop_on_a_clear_effect() -> None:
@@ -248,6 +263,8 @@ def test_validation_messages() -> None:
         ipcausal.sequential_test([0.5], bound=1, alpha=1.5)
     with pytest.raises(ValueError, match=r"`alternative` must be one of"):
         ipcausal.sequential_test([0.5], bound=1, alternative="bigger")
+    with pytest.raises(ValueError, match=r"`null` must be one of 'mean', 'symmetry'"):
+        ipcausal.sequential_test([0.5], bound=1, null="median")
     with pytest.raises(ValueError, match=r"`method` must be one of 'mixture', 'agrapa', 'ons'"):
         ipcausal.sequential_test([0.5], bound=1, method="kelly")
     with pytest.raises(ValueError, match=r"`d` must be finite"):

@@ -40,10 +40,11 @@ from ipcausal.stats._kernels import sequential as _k
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, finite_real, open_unit
 from ipcausal.stats.results import SequentialSignResult, SequentialTestResult
 
-__all__ = ["METHODS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update",
+__all__ = ["METHODS", "NULLS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update",
            "sequential_test", "sequential_sign_test"]
 
 METHODS = ("mixture", "agrapa", "ons")
+NULLS = ("mean", "symmetry")
 _CODES = {"agrapa": _k.AGRAPA, "ons": _k.ONS, "mixture": _k.MIXTURE}
 _ALT_CODES = {"two-sided": _k.TWO_SIDED, "greater": _k.GREATER, "less": _k.LESS}
 _MAX_BET = {"agrapa": 0.5, "ons": 0.5, "mixture": 0.75}
@@ -71,6 +72,7 @@ class SequentialState:
     alpha: float
     alternative: str
     method: str
+    null: str = "mean"
     n_seen: int = 0
     n_ties: int = 0
     stop_seen: int | None = None
@@ -144,8 +146,8 @@ class SequentialState:
                                         n_ties=self.stop_ties if stopped else self.n_ties, n_below=below,
                                         m0=self.m0, null_hypothesis=_sign_null(self.m0, self.alternative),
                                         **common)
-        return SequentialTestResult(statistic=total * self.bound / n if n else math.nan, n=n,
-                                    bound=self.bound, null_hypothesis=_mean_null(self.bound, self.alternative),
+        return SequentialTestResult(statistic=total * self.bound / n if n else math.nan, n=n, bound=self.bound,
+                                    null_hypothesis=_mean_null(self.bound, self.alternative, self.null),
                                     **common)
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,7 +165,7 @@ class SequentialState:
         if set(data) != names:
             raise ValueError(f"`data` must have exactly the keys {sorted(names)}")
         base = sequential_state(bound=data["bound"], alpha=data["alpha"], alternative=data["alternative"],
-                         method=data["method"]) if data["kind"] == "mean" else \
+                                method=data["method"], null=data["null"]) if data["kind"] == "mean" else \
             sequential_sign_state(m0=data["m0"], alpha=data["alpha"], alternative=data["alternative"], method=data["method"])
         vec = np.asarray(data["vector"], dtype=np.float64)
         if vec.shape != base.vector.shape:
@@ -173,10 +175,14 @@ class SequentialState:
                                    stop_ties=int(data["stop_ties"]), vector=vec)
 
 
-def _mean_null(bound: float, alternative: str) -> str:
+def _mean_null(bound: float, alternative: str, null: str = "mean") -> str:
     h1 = {"less": "< 0", "greater": "> 0", "two-sided": "≠ 0"}[alternative]
-    return (f"H0: every paired difference Δ (|Δ| ≤ {bound:g}) has mean 0 given the pairs seen before it, "
-            f"against H1: mean(Δ) {h1}; anytime-valid under continuous monitoring")
+    if null == "symmetry":
+        h0 = ("H0: given the pairs seen before it and its size |Δ|, every paired difference Δ is as likely "
+              "positive as negative (the sign-flip null)")
+    else:
+        h0 = f"H0: every paired difference Δ (|Δ| ≤ {bound:g}) has mean 0 given the pairs seen before it"
+    return f"{h0}, against H1: mean(Δ) {h1}; anytime-valid under continuous monitoring"
 
 
 def _sign_null(m0: float, alternative: str) -> str:
@@ -195,7 +201,7 @@ def _vector(method: str) -> np.ndarray:
 
 
 def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "two-sided",
-              method: str = "mixture") -> SequentialState:
+                     method: str = "mixture", null: str = "mean") -> SequentialState:
     """A fresh state for a stream of paired differences with |Δ| ≤ ``bound``.
 
     Parameters
@@ -208,6 +214,11 @@ def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "t
         Direction of H1 for mean(Δ).
     method : {"mixture", "agrapa", "ons"}
         The bet (see the module docstring).
+    null : {"mean", "symmetry"}
+        ``"mean"``: each Δ has conditional mean 0 (bets scaled by ``bound``).  ``"symmetry"``:
+        the sign-flip null of :func:`ipcausal.permutation_test` (given the past and |Δ|, the
+        sign is a fair coin); the bets are scaled by the largest |Δ| seen so far, the current
+        one included, so a loose ``bound`` costs nothing (it still bounds the confidence sequence).
 
     Returns
     -------
@@ -224,8 +235,9 @@ def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "t
     if b <= 0:
         raise ValueError(f"`bound` must be > 0, got {bound!r}")
     alpha, alternative, method = _common(alpha, alternative, method)
+    null = choice(null, "null", NULLS)
     return SequentialState(kind="mean", bound=b, m0=0.0, alpha=alpha, alternative=alternative, method=method,
-                           vector=_vector(method))
+                           null=null, vector=_vector(method))
 
 
 def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: str = "two-sided",
@@ -282,7 +294,7 @@ def _feed(state: SequentialState, x: np.ndarray, name: str, stop_early: bool) ->
     before = int(vec[_k.N])
     used = _k.seq_update(vec, np.ascontiguousarray(scaled), _CODES[state.method], alt, _MAX_BET[state.method],
                          _GRID if state.method == "mixture" else _NO_GRID, math.log(2.0 / state.alpha),
-                         math.log(1.0 / state.alpha), stop_early)
+                         math.log(1.0 / state.alpha), stop_early, state.null == "symmetry")
     stop_seen, stop_ties = state.stop_seen, state.stop_ties
     if stop_seen is None and vec[_k.STOP] >= 0:
         k = int(vec[_k.STOP]) - before  # 1-based index of the crossing among this batch's used values
@@ -298,7 +310,7 @@ def _feed(state: SequentialState, x: np.ndarray, name: str, stop_early: bool) ->
 
 
 def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: str = "two-sided",
-                    method: str = "mixture") -> SequentialTestResult:
+                    method: str = "mixture", null: str = "mean") -> SequentialTestResult:
     """Anytime-valid test of mean(Δ) = 0 for a stream of paired differences, |Δ| ≤ ``bound``.
 
     Replays ``d`` in the given order as an auditor looking after every pair would, and reports
@@ -320,6 +332,10 @@ def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: s
         Direction of H1.
     method : {"mixture", "agrapa", "ons"}
         The bet; ``"mixture"`` stopped earliest on the study's data.
+    null : {"mean", "symmetry"}
+        ``"symmetry"`` tests the sign-flip null of :func:`ipcausal.permutation_test` and scales
+        the bets by the largest |Δ| seen so far instead of ``bound`` (see :func:`sequential_state`):
+        the choice when ``bound`` is loose (e.g. essay scores on a 0–60 scale).
 
     Returns
     -------
@@ -336,7 +352,7 @@ def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: s
     >>> round(res.statistic, 3), round(res.ci_low, 3), round(res.ci_high, 3)  # the CS is wider
     (0.356, -0.087, 0.792)
     """
-    state = sequential_state(bound=bound, alpha=alpha, alternative=alternative, method=method)
+    state = sequential_state(bound=bound, alpha=alpha, alternative=alternative, method=method, null=null)
     x = as_sample(d, "d", min_size=1)
     return _replay(state, x, "d")
 

@@ -33,7 +33,7 @@ N, LOG_UP, LOG_DOWN, LOG_MAX, STOP, LOG_STOP, CS_LO_STOP, CS_HI_STOP = 0, 1, 2, 
 SUM_X, SUM_X2 = 8, 9
 ONS_L_UP, ONS_A_UP, ONS_L_DOWN, ONS_A_DOWN = 10, 11, 12, 13
 CS_SUM_L, CS_SUM_LY, CS_SUM_VPSI, CS_SUM_Y, CS_SUM_DEV, CS_LO, CS_HI = 14, 15, 16, 17, 18, 19, 20
-LOG_E, SUM_STOP, GRID0 = 21, 22, 23
+LOG_E, SUM_STOP, RUN_MAX, GRID0 = 21, 22, 23, 24
 AGRAPA, ONS, MIXTURE = 0, 1, 2
 TWO_SIDED, GREATER, LESS = 0, 1, 2
 _ONS_STEP = 2.0 / (2.0 - math.log(3.0))
@@ -70,9 +70,19 @@ def _logmeanexp(st, start, g):
 
 
 @njit(cache=True, inline="always")
-def _step(st, x, method, alt, max_bet, lams, cs_log, log_threshold):
-    """One observation x ∈ [−1, 1] into the state; returns True at the first crossing of 1/α."""
+def _step(st, x0, method, alt, max_bet, lams, cs_log, log_threshold, symmetric):
+    """One observation x0 ∈ [−1, 1] into the state; returns True at the first crossing of 1/α.
+
+    With ``symmetric`` the bets are placed on x0 / max(|x0|, |x_s| for s < t) instead of x0:
+    valid when, given the past and |x0|, the sign of x0 is a fair coin (the sign-flip null).
+    """
     n = st[N]
+    x = x0
+    if symmetric:
+        a = abs(x0)
+        if a > st[RUN_MAX]:
+            st[RUN_MAX] = a
+        x = x0 / st[RUN_MAX] if st[RUN_MAX] > 0.0 else 0.0
     up = alt != LESS
     down = alt != GREATER
     # --- the e-process (bets fixed before x is used)
@@ -121,12 +131,12 @@ def _step(st, x, method, alt, max_bet, lams, cs_log, log_threshold):
         hi = max(a, b)
         loge = hi + math.log1p(math.exp(min(a, b) - hi)) - _LOG2 if hi > -np.inf else hi
     st[LOG_E] = loge
-    st[SUM_X] += x
-    st[SUM_X2] += x * x
+    st[SUM_X] += x0
+    st[SUM_X2] += x0 * x0
     if loge > st[LOG_MAX]:  # the running max starts at log K_0 = 0
         st[LOG_MAX] = loge
     # --- the confidence sequence (WSR predictable plug-in empirical Bernstein, on y in [0, 1])
-    y = 0.5 * (x + 1.0)
+    y = 0.5 * (x0 + 1.0)
     t = n + 1.0
     mu_prev = (0.5 + st[CS_SUM_Y]) / t
     var_prev = (0.25 + st[CS_SUM_DEV]) / t
@@ -159,17 +169,17 @@ def _step(st, x, method, alt, max_bet, lams, cs_log, log_threshold):
 
 
 @njit(cache=True)
-def seq_update(st, x, method, alt, max_bet, lams, cs_log, log_threshold, stop_early):
+def seq_update(st, x, method, alt, max_bet, lams, cs_log, log_threshold, stop_early, symmetric):
     """Feed ``x`` (scaled to [−1, 1]) into ``st`` in place; returns how many values were used
     (all of them unless ``stop_early`` and the e-process crossed 1/α inside this batch)."""
     for i in range(x.size):
-        if _step(st, x[i], method, alt, max_bet, lams, cs_log, log_threshold) and stop_early:
+        if _step(st, x[i], method, alt, max_bet, lams, cs_log, log_threshold, symmetric) and stop_early:
             return i + 1
     return x.size
 
 
 @njit(cache=True)
-def seq_monitor_many(xs, mean, method, alt, max_bet, lams, cs_log, log_threshold, template):
+def seq_monitor_many(xs, mean, method, alt, max_bet, lams, cs_log, log_threshold, template, symmetric):
     """Each row of ``xs`` a stream from a fresh state (a copy of ``template``), monitored after
     every value.  Returns (stopped_at per row, −1 if never; 1 if the running-intersection CS
     contained ``mean`` at every time, else 0; log of the running-max e-value per row)."""
@@ -181,7 +191,7 @@ def seq_monitor_many(xs, mean, method, alt, max_bet, lams, cs_log, log_threshold
     for r in range(rows):
         st[:] = template
         for i in range(xs.shape[1]):
-            _step(st, xs[r, i], method, alt, max_bet, lams, cs_log, log_threshold)
+            _step(st, xs[r, i], method, alt, max_bet, lams, cs_log, log_threshold, symmetric)
         stop[r] = np.int64(st[STOP])
         covered[r] = 1 if (st[CS_LO] <= mean <= st[CS_HI]) else 0
         logmax[r] = st[LOG_MAX]
