@@ -93,6 +93,17 @@ def test_e_process_matches_brute_force_oracle(method: str, alternative: str, nul
     assert state.pvalue == pytest.approx(min(1.0, math.exp(-max(0.0, *want))), rel=1e-12)
 
 
+@pytest.mark.parametrize("alternative", ["two-sided", "less"])
+def test_mixture_rescaling_keeps_huge_and_tiny_wealths_exact(alternative: str) -> None:
+    """Wealths beyond 1e100 (and below 1e-100) are rescaled inside the kernel: still the oracle's."""
+    d = np.concatenate([np.ones(500), -np.ones(40), np.ones(100)]) * (-1 if alternative == "less" else 1)
+    state = seq.sequential_update(seq.sequential_state(bound=1.0, alternative=alternative), d)
+    want = _oracle_log_e(list(d), "mixture", alternative)
+    assert max(state.vector[seq._k.OFF_UP], state.vector[seq._k.OFF_DOWN]) > 200  # rescaled
+    assert math.log(state.e_value) == pytest.approx(want[-1], rel=1e-11)
+    assert state.pvalue == pytest.approx(min(1.0, math.exp(-max(0.0, *want))), rel=1e-11)
+
+
 def test_confidence_sequence_matches_oracle_formulas() -> None:
     rng = np.random.default_rng(3)
     d = rng.choice([-1.0, 0.0, 1.0], p=[0.2, 0.5, 0.3], size=80)

@@ -33,7 +33,7 @@ N, LOG_UP, LOG_DOWN, LOG_MAX, STOP, LOG_STOP, CS_LO_STOP, CS_HI_STOP = 0, 1, 2, 
 SUM_X, SUM_X2 = 8, 9
 ONS_L_UP, ONS_A_UP, ONS_L_DOWN, ONS_A_DOWN = 10, 11, 12, 13
 CS_SUM_L, CS_SUM_LY, CS_SUM_VPSI, CS_SUM_Y, CS_SUM_DEV, CS_LO, CS_HI = 14, 15, 16, 17, 18, 19, 20
-LOG_E, SUM_STOP, RUN_MAX, GRID0 = 21, 22, 23, 24
+LOG_E, SUM_STOP, RUN_MAX, OFF_UP, OFF_DOWN, GRID0 = 21, 22, 23, 24, 25, 26
 AGRAPA, ONS, MIXTURE = 0, 1, 2
 TWO_SIDED, GREATER, LESS = 0, 1, 2
 _ONS_STEP = 2.0 / (2.0 - math.log(3.0))
@@ -44,6 +44,7 @@ _LOG2 = math.log(2.0)
 def new_state_vector(grid: int) -> np.ndarray:
     """A fresh state: wealth 1 on both sides, nothing seen, the CS the whole range [−1, 1]."""
     st = np.zeros(GRID0 + 2 * grid, dtype=np.float64)
+    st[GRID0:] = 1.0  # the mixture's wealths, linear, relative to exp(OFF_UP / OFF_DOWN)
     st[STOP] = -1.0
     st[CS_LO_STOP] = -1.0
     st[CS_HI_STOP] = 1.0
@@ -55,18 +56,28 @@ def new_state_vector(grid: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _logmeanexp(st, start, g):
-    m = -np.inf
-    for i in range(g):
-        v = st[start + i]
-        if v > m:
-            m = v
-    if m == -np.inf:
-        return m
-    s = 0.0
-    for i in range(g):
-        s += math.exp(st[start + i] - m)
-    return m + math.log(s / g)
+def _mix(st, start, off, lams, sign, x):
+    """Multiply the grid's wealths by (1 + sign·λ_g·x); returns log of their mean (with the offset).
+
+    The wealths are kept linear relative to exp(st[off]) and rescaled by their maximum when it
+    leaves [1e-100, 1e100] (a bet whose wealth falls 1e308 below the best one's is lost: it
+    could never matter).  Every factor is ≥ 1 − max λ > 0.
+    """
+    grid = lams.size
+    total = 0.0
+    top = 0.0
+    for g in range(grid):
+        w = st[start + g] * (1.0 + sign * lams[g] * x)
+        st[start + g] = w
+        total += w
+        if w > top:
+            top = w
+    if top > 1e100 or top < 1e-100:
+        for g in range(grid):
+            st[start + g] /= top
+        total /= top
+        st[off] += math.log(top)
+    return st[off] + math.log(total / grid)
 
 
 @njit(cache=True, inline="always")
@@ -85,8 +96,10 @@ def _step(st, x0, method, alt, max_bet, lams, cs_log, log_threshold, symmetric):
         x = x0 / st[RUN_MAX] if st[RUN_MAX] > 0.0 else 0.0
     up = alt != LESS
     down = alt != GREATER
-    # --- the e-process (bets fixed before x is used)
-    if method == AGRAPA:
+    # --- the e-process (bets fixed before x is used); x = 0 leaves every bet's wealth as it is
+    if x == 0.0:
+        pass
+    elif method == AGRAPA:
         mu = st[SUM_X] / (n + 1.0)
         q = (_Q0 + st[SUM_X2]) / (n + 1.0)
         r = mu / q
@@ -110,17 +123,10 @@ def _step(st, x0, method, alt, max_bet, lams, cs_log, log_threshold, symmetric):
             st[ONS_A_DOWN] += gr * gr
             st[ONS_L_DOWN] = min(max(lam + _ONS_STEP * gr / st[ONS_A_DOWN], 0.0), max_bet)
     else:
-        grid = lams.size
-        for g in range(grid):
-            lam = lams[g]
-            if up:
-                st[GRID0 + g] += math.log1p(lam * x)
-            if down:
-                st[GRID0 + grid + g] += math.log1p(-lam * x)
         if up:
-            st[LOG_UP] = _logmeanexp(st, GRID0, grid)
+            st[LOG_UP] = _mix(st, GRID0, OFF_UP, lams, 1.0, x)
         if down:
-            st[LOG_DOWN] = _logmeanexp(st, GRID0 + grid, grid)
+            st[LOG_DOWN] = _mix(st, GRID0 + lams.size, OFF_DOWN, lams, -1.0, x)
     if alt == GREATER:
         loge = st[LOG_UP]
     elif alt == LESS:
