@@ -94,8 +94,8 @@ def test_e_process_matches_brute_force_oracle(method: str, alternative: str, nul
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "less"])
-def test_mixture_rescaling_keeps_huge_and_tiny_wealths_exact(alternative: str) -> None:
-    """Wealths beyond 1e100 (and below 1e-100) are rescaled inside the kernel: still the oracle's."""
+def test_mixture_rescaling_keeps_huge_wealths_exact(alternative: str) -> None:
+    """Wealths beyond 1e100 are rescaled inside the kernel: the e-value is still the oracle's."""
     d = np.concatenate([np.ones(500), -np.ones(40), np.ones(100)]) * (-1 if alternative == "less" else 1)
     state = seq.sequential_update(seq.sequential_state(bound=1.0, alternative=alternative), d)
     want = _oracle_log_e(list(d), "mixture", alternative)
@@ -295,6 +295,10 @@ def test_validation_messages() -> None:
         seq.sequential_update(st, ["a"])
     with pytest.raises(ValueError, match=r"`margin` must be > 0"):
         st.equivalent(0)
+    with pytest.raises(ValueError, match=r"`vector` must be the kernel state"):
+        seq.SequentialState(kind="mean", bound=1.0, m0=0.0, alpha=0.05, alternative="less", method="ons")
+    with pytest.raises(ValueError, match=r"`vector` must be the kernel state"):
+        seq.SequentialState.from_dict({**st.to_dict(), "vector": [0.0, 1.0]})
     with pytest.raises(ValueError, match=r"`data` must have exactly the keys"):
         seq.SequentialState.from_dict({"kind": "mean"})
     assert seq.sequential_update(st, []).n == 0  # an empty batch is allowed

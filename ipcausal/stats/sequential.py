@@ -79,6 +79,15 @@ class SequentialState:
     stop_ties: int = 0
     vector: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        choice(self.kind, "kind", ("mean", "sign"))
+        choice(self.method, "method", METHODS)
+        choice(self.null, "null", NULLS)
+        want = _k.GRID0 + (2 * _GRID_SIZE if self.method == "mixture" else 0)
+        if not isinstance(self.vector, np.ndarray) or self.vector.shape != (want,):
+            raise ValueError(f"`vector` must be the kernel state of {want} floats; make states with "
+                             "sequential_state() or sequential_sign_state()")
+
     @property
     def n(self) -> int:
         """Observations used by the e-process (untied values for the sign kind)."""
@@ -164,12 +173,13 @@ class SequentialState:
         names = {f.name for f in dataclasses.fields(cls)}
         if set(data) != names:
             raise ValueError(f"`data` must have exactly the keys {sorted(names)}")
-        base = sequential_state(bound=data["bound"], alpha=data["alpha"], alternative=data["alternative"],
-                                method=data["method"], null=data["null"]) if data["kind"] == "mean" else \
-            sequential_sign_state(m0=data["m0"], alpha=data["alpha"], alternative=data["alternative"], method=data["method"])
+        if data["kind"] == "mean":
+            base = sequential_state(bound=data["bound"], alpha=data["alpha"], alternative=data["alternative"],
+                                    method=data["method"], null=data["null"])
+        else:
+            base = sequential_sign_state(m0=data["m0"], alpha=data["alpha"], alternative=data["alternative"],
+                                         method=data["method"])
         vec = np.asarray(data["vector"], dtype=np.float64)
-        if vec.shape != base.vector.shape:
-            raise ValueError(f"`data`: the state vector has {vec.size} values, expected {base.vector.size}")
         return dataclasses.replace(base, n_seen=int(data["n_seen"]), n_ties=int(data["n_ties"]),
                                    stop_seen=None if data["stop_seen"] is None else int(data["stop_seen"]),
                                    stop_ties=int(data["stop_ties"]), vector=vec)
@@ -292,9 +302,9 @@ def _feed(state: SequentialState, x: np.ndarray, name: str, stop_early: bool) ->
         scaled = np.clip(x / state.bound, -1.0, 1.0)
         alt = _ALT_CODES[state.alternative]
     before = int(vec[_k.N])
-    used = _k.seq_update(vec, np.ascontiguousarray(scaled), _CODES[state.method], alt, _MAX_BET[state.method],
-                         _GRID if state.method == "mixture" else _NO_GRID, math.log(2.0 / state.alpha),
-                         math.log(1.0 / state.alpha), stop_early, state.null == "symmetry")
+    _k.seq_update(vec, np.ascontiguousarray(scaled), _CODES[state.method], alt, _MAX_BET[state.method],
+                  _GRID if state.method == "mixture" else _NO_GRID, math.log(2.0 / state.alpha),
+                  math.log(1.0 / state.alpha), stop_early, state.null == "symmetry")
     stop_seen, stop_ties = state.stop_seen, state.stop_ties
     if stop_seen is None and vec[_k.STOP] >= 0:
         k = int(vec[_k.STOP]) - before  # 1-based index of the crossing among this batch's used values
