@@ -64,6 +64,17 @@ class SequentialState:
     :mod:`ipcausal.stats._kernels.sequential`); ``stop_seen``/``stop_ties`` record ``n_seen``
     and ``n_ties`` at the first crossing of 1/α.  :meth:`to_dict` and :meth:`from_dict`
     round-trip it through JSON (so an audit can be resumed).
+
+    Examples
+    --------
+    >>> import json
+    >>> from ipcausal import SequentialState, sequential_state, sequential_update
+    >>> st = sequential_update(sequential_state(bound=1), [1, 1, 0, 1, 1, 1, -1, 1] * 4)
+    >>> st.reject, st.stop_seen, st.n_seen, round(st.result().e_value, 1)
+    (True, 18, 32, 29.4)
+    >>> again = SequentialState.from_dict(json.loads(json.dumps(st.to_dict())))
+    >>> again == st and again.e_value == st.e_value
+    True
     """
 
     kind: str
@@ -252,8 +263,30 @@ def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "t
 
 def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: str = "two-sided",
                    method: str = "mixture") -> SequentialState:
-    """A fresh state for the sequential sign test of median(s) = ``m0`` (see
-    :func:`sequential_sign_test`; ``alternative`` is about the median)."""
+    """A fresh state for the sequential sign test of median(s) = ``m0`` (see :func:`sequential_sign_test`).
+
+    Parameters
+    ----------
+    m0 : float
+        The hypothesised median; values equal to it are ties (dropped, counted).
+    alpha : float
+        Level.
+    alternative : {"two-sided", "less", "greater"}
+        Direction of H1 for the median (``"less"``: most values lie below m0).
+    method : {"mixture", "agrapa", "ons"}
+        The bet.
+
+    Returns
+    -------
+    SequentialState
+
+    Examples
+    --------
+    >>> from ipcausal import sequential_sign_state, sequential_update
+    >>> st = sequential_update(sequential_sign_state(m0=0.8, alternative="less"), [0.5, 0.8, 0.2, 0.9])
+    >>> st.n_seen, st.n_ties, st.n, round(st.ci_low, 3), round(st.ci_high, 3)
+    (4, 1, 3, 0.0, 1.0)
+    """
     m0 = finite_real(m0, "m0")
     alpha, alternative, method = _common(alpha, alternative, method)
     return SequentialState(kind="sign", bound=1.0, m0=m0, alpha=alpha, alternative=alternative, method=method,
@@ -265,7 +298,20 @@ def sequential_update(state: SequentialState, batch: Any, *, name: str = "batch"
 
     Feeding a stream in batches gives exactly the state of feeding it at once.  Every value is
     used, also after a crossing (the pairs were paid for); the verdict at the first crossing
-    stays recorded.  ``name`` is the parameter named in error messages.
+    stays recorded.  O(len(batch)) time, O(1) memory.
+
+    Parameters
+    ----------
+    state : SequentialState
+        From :func:`sequential_state`, :func:`sequential_sign_state` or an earlier update.
+    batch : array_like, shape (k,)
+        The next Δ (|Δ| ≤ the state's bound) or similarities, in arrival order; may be empty.
+    name : str
+        The parameter named in error messages (``"batch"``).
+
+    Returns
+    -------
+    SequentialState
 
     Examples
     --------
