@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import ipcausal
+from ipcausal.stats import betting
 from ipcausal.stats import sequential as seq
 from ipcausal.stats._kernels import sequential as kern
 
@@ -51,13 +52,13 @@ def _streams(kind: str, rng: np.random.Generator, rows: int, length: int) -> tup
 def calibrate(kind: str, method: str, null: str, streams: int, length: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     template = seq.sequential_state(bound=1.0, method=method, null=null).vector
-    lams = seq._GRID if method == "mixture" else seq._NO_GRID
+    lams = betting._GRID if method == "mixture" else betting._NO_GRID
     rejected = covered = 0
     t0 = time.perf_counter()
     for start in range(0, streams, CHUNK):
         xs, bound = _streams(kind, rng, min(CHUNK, streams - start), length)
-        stop, cov, _ = kern.seq_monitor_many(np.ascontiguousarray(xs / bound), 0.0, seq._CODES[method],
-                                             kern.TWO_SIDED, seq._MAX_BET[method], lams,
+        stop, cov, _ = kern.seq_monitor_many(np.ascontiguousarray(xs / bound), 0.0, betting._CODES[method],
+                                             kern.TWO_SIDED, betting._MAX_BET[method], lams,
                                              math.log(2 / ALPHA), math.log(1 / ALPHA), template, null == "symmetry")
         rejected += int(np.count_nonzero(stop >= 0))
         covered += int(cov.sum())

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ipcausal
+from ipcausal.stats import betting
 from ipcausal.stats import sequential as seq
 from ipcausal.stats.eholm import e_bonferroni, e_holm
 
@@ -99,7 +100,7 @@ def test_mixture_rescaling_keeps_huge_wealths_exact(alternative: str) -> None:
     d = np.concatenate([np.ones(500), -np.ones(40), np.ones(100)]) * (-1 if alternative == "less" else 1)
     state = seq.sequential_update(seq.sequential_state(bound=1.0, alternative=alternative), d)
     want = _oracle_log_e(list(d), "mixture", alternative)
-    assert max(state.vector[seq._k.OFF_UP], state.vector[seq._k.OFF_DOWN]) > 200  # rescaled
+    assert max(state.vector[betting._k.OFF_UP], state.vector[betting._k.OFF_DOWN]) > 200  # rescaled
     assert math.log(state.e_value) == pytest.approx(want[-1], rel=1e-11)
     assert state.pvalue == pytest.approx(min(1.0, math.exp(-max(0.0, *want))), rel=1e-11)
 
