@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 import ipcausal
 from ipcausal.stats import betting
@@ -233,6 +235,23 @@ def test_batches_give_the_same_state_as_all_at_once(method: str) -> None:
     # the replay that stops at the crossing reports the same verdict
     assert ipcausal.sequential_sign_test(s, m0=0.5, method=method).to_dict() == \
         {**w.result().to_dict(), "n_available": 300}
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=hst.lists(hst.sampled_from([-1.0, -0.5, 0.0, 0.25, 1.0]), min_size=1, max_size=120),
+       cuts=hst.lists(hst.integers(0, 120), max_size=6), method=hst.sampled_from(seq.METHODS),
+       alternative=hst.sampled_from(["two-sided", "greater", "less"]), null=hst.sampled_from(seq.NULLS))
+def test_any_batching_is_all_at_once_and_p_never_increases(values, cuts, method, alternative, null) -> None:
+    d = np.array(values)
+    make = lambda: seq.sequential_state(bound=1.0, method=method, alternative=alternative, null=null)  # noqa: E731
+    whole = seq.sequential_update(make(), d)
+    parts, ps = make(), [1.0]
+    for chunk in np.split(d, sorted(c for c in cuts if c < d.size)):
+        parts = seq.sequential_update(parts, chunk)
+        ps.append(parts.pvalue)
+    assert np.array_equal(whole.vector, parts.vector) and whole == parts
+    assert all(b <= a for a, b in zip(ps, ps[1:])) and 0 < whole.pvalue <= 1
+    assert -1 <= whole.ci_low <= 1 and -1 <= whole.ci_high <= 1  # (empty only if the mean drifts)
 
 
 def test_state_round_trips_through_json_and_does_not_change() -> None:
