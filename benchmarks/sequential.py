@@ -14,7 +14,11 @@ pair, 518 prompts per model, |Δ| ≤ 60, the range of the 0–60 AES scale), fo
    agrees, the median and 90th percentile of the pairs used, the model calls saved at the
    median (2 per echo pair; per essay style pair 2 essays).
 
-A second table compares the bets on the echo case (median pairs to the verdict in the same
+Per model, case 2's three style pairs are also audited together: each group's state at α/3 (it
+stops at e ≥ 3/α, so e-Holm rejects it), e-Holm across the three at α, the prompts until the
+model's verdict (the first rejected group) and until every group is decided.
+
+A further table compares the bets on the echo case (median pairs to the verdict in the same
 orders): the three ``method=`` options, the uniform mixture up to λ = 1/2 (our reading of the
 issue's prototype), and the hindsight-optimal constant bet (the Kelly bet of the whole data,
 which no valid test can know in advance: a floor, not a competitor).  Case 2 is replayed under
@@ -139,6 +143,27 @@ def row(label: str, group: str, d: np.ndarray, orders: np.ndarray, bound: float,
                 saved=calls_per_pair * (d.size - med), target=fixed.pvalue < 1e-4)
 
 
+def model_row(model: str, groups: dict[str, np.ndarray], orders: np.ndarray) -> dict:
+    """The audit of a model's three style pairs (null='symmetry', each group at α/3, e-Holm at α)."""
+    m = len(groups)
+    p_adj = [min(1.0, m * ipcausal.permutation_test(d, method="exact").pvalue) for d in groups.values()]
+    any_rej, k_rej, first, last = [], [], [], []
+    for perm in orders:
+        res = [ipcausal.sequential_test(d[perm], bound=60.0, alpha=ALPHA / m, null="symmetry") for d in groups.values()]
+        holm = ipcausal.e_holm([r.e_value for r in res], alpha=ALPHA)
+        any_rej.append(holm.any_reject)
+        k_rej.append(sum(holm.reject))
+        stops_ = [r.stopped_at for r in res if r.reject]
+        first.append(min(stops_) if stops_ else np.inf)
+        last.append(max(stops_) if len(stops_) == m else orders.shape[1])
+    n = orders.shape[1]
+    to_verdict = float(np.median(first))
+    return dict(model=model, fixed_any=min(p_adj) < ALPHA, fixed_k=sum(p < ALPHA for p in p_adj),
+                share_any=float(np.mean(any_rej)), median_k=float(np.median(k_rej)),
+                to_verdict=f"{to_verdict:.0f}" if np.isfinite(to_verdict) else f"never ({n})",
+                to_end=float(np.median(last)), saved=f"{3 * (n - to_verdict):.0f}" if np.isfinite(to_verdict) else "0")
+
+
 def table(rows: list[dict], title: str) -> list[str]:
     out = [f"### {title}", "",
            "| model | group | pairs | mean Δ | fixed-n exact p | fixed-n verdict | sequential agrees | "
@@ -171,14 +196,28 @@ def main(argv: list[str] | None = None) -> int:
     echo_rows = [row(m, "false − true belief", d, echo_orders[m], 1.0, 2) for m, d in echo.items()]
     lines += table(echo_rows, f"Case 3 (echo chamber), |Δ| ≤ 1, {args.orders} random orders per model")
     essays = essay_deltas(DATA)
-    essay_rows, essay_mean_rows = [], []
+    essay_rows, essay_mean_rows, model_rows = [], [], []
     for m, groups in essays.items():
         orders = np.array([rng.permutation(next(iter(groups.values())).size) for _ in range(args.orders)])
         essay_rows += [row(m, g, d, orders, 60.0, 2, null="symmetry") for g, d in groups.items()]
         essay_mean_rows += [row(m, g, d, orders, 60.0, 2, null="mean") for g, d in groups.items()]
+        model_rows.append(model_row(m, groups, orders))
     lines += table(essay_rows, f"Case 2 (essays), null='symmetry' (the sign-flip null of the fixed-n test), "
                                f"|Δ| ≤ 60 (the AES scale), {args.orders} random orders, the same prompt order "
                                "for a model's three style pairs")
+    lines += ["### Case 2 per model: the three style pairs audited together (e-Holm)", "",
+              "Each group's state runs at α/3, so it stops at e ≥ 3/α and e-Holm then rejects it; a prompt gives all "
+              "three essays (3 calls).  'to the verdict': prompts until the first group is rejected (the model's "
+              "verdict 'IP detected' is known then); 'to the end': until every group is rejected, else all 518.", "",
+              "| model | fixed-n (exact, Bonferroni over 3) | groups rejected fixed-n | e-Holm rejects ≥ 1 group | "
+              "median groups rejected (e-Holm) | median prompts to the verdict | median prompts to the end | "
+              "calls saved to the verdict (median) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in model_rows:
+        lines.append(f"| {r['model']} | {'IP' if r['fixed_any'] else 'no IP'} | {r['fixed_k']} | "
+                     f"{100 * r['share_any']:.1f} % | {r['median_k']:.0f} | {r['to_verdict']} | {r['to_end']:.0f} | "
+                     f"{r['saved']} |")
+    lines.append("")
     targets = [r for r in echo_rows + essay_rows if r["target"]]
     ok = [r for r in targets if r["agree"] >= 0.95]
     lines.append(f"Same verdict as the fixed-n test in ≥ 95 % of orders where fixed-n p < 1e-4: "
