@@ -6,8 +6,9 @@ On the released GPT-4 echo-chamber Δ (3,704 pairs; a simulated stream with the 
 −1/0/+1 when ``../shared/data`` is absent):
 
 1. **one stream at once**: the two-sided e-process and confidence sequence over all pairs —
-   ``ipcausal.sequential_update`` (numba kernel, O(1) state) against ``confseq.betting.betting_mart``
-   (numpy, default predictable-mixture bets, the two sides averaged) plus
+   ``ipcausal.sequential_update`` (numba kernel, O(1) state; with the empirical-Bernstein CS and
+   with the default betting CS) against ``confseq.betting.betting_mart`` (numpy, default
+   predictable-mixture bets, the two sides averaged) plus
    ``confseq.predmix.predmix_empbern_twosided_cs`` (its empirical-Bernstein CS);
 2. **an audit's looks**: the same stream monitored after every batch of 10 pairs (371 looks):
    ipcausal updates its state with each batch; confseq has no state, so each look recomputes
@@ -77,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     def ours_full():  # type: ignore[no-untyped-def]
         return sequential_update(sequential_state(bound=1.0), d)
 
+    def ours_full_eb():  # type: ignore[no-untyped-def]
+        return sequential_update(sequential_state(bound=1.0, ci_method="empirical-bernstein"), d)
+
     def ours_looks():  # type: ignore[no-untyped-def]
         st = sequential_state(bound=1.0)
         for i in range(0, d.size, 10):
@@ -85,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     t_full, t_looks = timeit(ours_full, repeats=7), timeit(ours_looks, repeats=5)
+    t_full_eb = timeit(ours_full_eb, repeats=7)
     theirs_full = theirs_looks = None
     if cs is not None:
         betting, predmix = cs
@@ -98,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
 
         theirs_full = timeit(lambda: theirs_one(y), repeats=7)
         theirs_looks = timeit(lambda: [theirs_one(y[:i + 10]) for i in range(0, y.size, 10)], repeats=3)
-    rows.append(("e-process + CS, all pairs at once", t_full, theirs_full))
-    rows.append(("monitored every 10 pairs (371 looks)", t_looks, theirs_looks))
+    rows.append(("e-process + empirical-Bernstein CS, all pairs at once", t_full_eb, theirs_full))
+    rows.append(("e-process + betting CS (ipcausal's default), all pairs at once", t_full, theirs_full))
+    rows.append(("monitored every 10 pairs (371 looks), betting CS", t_looks, theirs_looks))
     # stopping times
     rng = np.random.default_rng(2024)
     ours_stop, theirs_stop = [], []

@@ -17,6 +17,7 @@ from ipcausal.stats import sequential as seq
 from ipcausal.stats.eholm import e_bonferroni, e_holm
 
 ALPHA = 0.05
+EB = "empirical-bernstein"  # the size checks do not need the (slower) betting CS
 
 
 # ---------------------------------------------------------------- a brute-force oracle, in plain Python
@@ -107,10 +108,58 @@ def test_mixture_rescaling_keeps_huge_wealths_exact(alternative: str) -> None:
     assert state.pvalue == pytest.approx(min(1.0, math.exp(-max(0.0, *want))), rel=1e-11)
 
 
+def _oracle_betting_cs(x: list[float], alpha: float) -> list[tuple[float, float]]:
+    """The betting CS on the grid m_j = −1 + (j + 1)/100, from its definition: m is excluded
+    from below once mean_g Π(1 + λ_g (x − m)/(1 + m)) ≥ 2/α, from above once
+    mean_g Π(1 − λ_g (x − m)/(1 − m)) ≥ 2/α (only m inside the current CS are followed)."""
+    ms = [-1 + 2 * (j + 1) / 200 for j in range(199)]
+    lams = [0.75 * g / 20 for g in range(1, 21)]
+    up = [[0.0] * 20 for _ in ms]
+    down = [[0.0] * 20 for _ in ms]
+    lo, hi, out, thr = -1.0, 1.0, [], math.log(2 / alpha)
+    for v in x:
+        new_lo, new_hi = lo, hi
+        for j, m in enumerate(ms):
+            if not lo < m < hi:
+                continue
+            up[j] = [w + math.log(1 + lam * (v - m) / (1 + m)) for w, lam in zip(up[j], lams)]
+            down[j] = [w + math.log(1 - lam * (v - m) / (1 - m)) for w, lam in zip(down[j], lams)]
+            if math.log(sum(math.exp(w) for w in up[j]) / 20) >= thr:
+                new_lo = max(new_lo, m)
+            if math.log(sum(math.exp(w) for w in down[j]) / 20) >= thr:
+                new_hi = min(new_hi, m)
+        lo, hi = new_lo, new_hi
+        out.append((lo, hi))
+    return out
+
+
+def test_betting_confidence_sequence_matches_its_definition() -> None:
+    rng = np.random.default_rng(3)
+    d = rng.choice([-1.0, 0.0, 0.5, 1.0], p=[0.15, 0.45, 0.1, 0.3], size=150)
+    state = seq.sequential_state(bound=2.0)
+    got = []
+    for v in d:
+        state = seq.sequential_update(state, [2 * v])  # bound 2: the CS is in Δ units
+        got.append((state.ci_low / 2, state.ci_high / 2))
+    want = _oracle_betting_cs(list(d), ALPHA)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert want[-1][0] > -0.5 and want[-1][1] < 0.5  # it did narrow
+
+
+def test_betting_cs_ends_at_zero_when_the_test_rejects() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        d = rng.choice([-1.0, 0.0, 1.0], p=[0.05, 0.8, 0.15], size=1000)
+        res = ipcausal.sequential_test(d, bound=1)
+        eb = ipcausal.sequential_test(d, bound=1, ci_method="empirical-bernstein")
+        assert res.reject and res.ci_low == 0.0 and res.ci_high > 0  # 0 is excluded (an end is excluded)
+        assert res.ci_high - res.ci_low < eb.ci_high - eb.ci_low and eb.ci_method != res.ci_method
+
+
 def test_confidence_sequence_matches_oracle_formulas() -> None:
     rng = np.random.default_rng(3)
     d = rng.choice([-1.0, 0.0, 1.0], p=[0.2, 0.5, 0.3], size=80)
-    state = seq.sequential_state(bound=1.0)
+    state = seq.sequential_state(bound=1.0, ci_method="empirical-bernstein")
     got = []
     for v in d:
         state = seq.sequential_update(state, [v])
@@ -136,7 +185,7 @@ def _null_streams(kind: str, rows: int, length: int, seed: int) -> tuple[np.ndar
 def test_size_under_continuous_monitoring(kind: str, null: str) -> None:
     rows = 1500
     xs, bound = _null_streams(kind, rows, 300, seed={"binary": 11, "likert": 12, "continuous": 13}[kind])
-    rejected = sum(ipcausal.sequential_test(row, bound=bound, null=null).reject for row in xs)
+    rejected = sum(ipcausal.sequential_test(row, bound=bound, null=null, ci_method=EB).reject for row in xs)
     se = math.sqrt(ALPHA * (1 - ALPHA) / rows)
     assert rejected / rows <= ALPHA + 3 * se
 
@@ -146,20 +195,24 @@ def test_size_check_fails_for_an_invalid_rule() -> None:
     their average) has size up to 2α, and the same check catches it on these streams."""
     rows = 1500
     xs, _ = _null_streams("binary", rows, 300, seed=13)
-    up = np.array([ipcausal.sequential_test(r, bound=1, alternative="greater").reject for r in xs])
-    down = np.array([ipcausal.sequential_test(r, bound=1, alternative="less").reject for r in xs])
+    up = np.array([ipcausal.sequential_test(r, bound=1, alternative="greater", ci_method=EB).reject for r in xs])
+    down = np.array([ipcausal.sequential_test(r, bound=1, alternative="less", ci_method=EB).reject for r in xs])
     se = math.sqrt(ALPHA * (1 - ALPHA) / rows)
     assert (up | down).mean() > ALPHA + 3 * se
-    assert np.mean([ipcausal.sequential_test(r, bound=1).reject for r in xs]) <= ALPHA + 3 * se
+    assert np.mean([ipcausal.sequential_test(r, bound=1, ci_method=EB).reject for r in xs]) <= ALPHA + 3 * se
 
 
-def test_confidence_sequence_covers_the_true_mean_at_every_time() -> None:
+@pytest.mark.parametrize("ci_method", seq.CI_METHODS)
+def test_confidence_sequence_covers_the_true_mean_at_every_time(ci_method: str) -> None:
     rng = np.random.default_rng(5)
     rows, covered = 400, 0
     for _ in range(rows):
         d = rng.choice([-1.0, 0.0, 1.0], p=[0.1, 0.6, 0.3], size=300)  # mean 0.2
-        state = seq.sequential_update(seq.sequential_state(bound=1), d)  # running intersection
-        covered += state.ci_low <= 0.2 <= state.ci_high
+        state = seq.sequential_update(seq.sequential_state(bound=1, ci_method=ci_method), d)  # intersection
+        if ci_method == "betting":  # its ends are excluded grid points (0.2 is one of the grid)
+            covered += state.ci_low < 0.2 < state.ci_high
+        else:
+            covered += state.ci_low <= 0.2 <= state.ci_high
     assert covered / rows >= 1 - ALPHA - 3 * math.sqrt(ALPHA * (1 - ALPHA) / rows)
 
 
@@ -296,6 +349,8 @@ def test_validation_messages() -> None:
         ipcausal.sequential_test([0.5], bound=1, alternative="bigger")
     with pytest.raises(ValueError, match=r"`null` must be one of 'mean', 'symmetry'"):
         ipcausal.sequential_test([0.5], bound=1, null="median")
+    with pytest.raises(ValueError, match=r"`ci_method` must be one of 'betting', 'empirical-bernstein'"):
+        ipcausal.sequential_test([0.5], bound=1, ci_method="hoeffding")
     with pytest.raises(ValueError, match=r"`method` must be one of 'mixture', 'agrapa', 'ons'"):
         ipcausal.sequential_test([0.5], bound=1, method="kelly")
     with pytest.raises(ValueError, match=r"`d` must be finite"):

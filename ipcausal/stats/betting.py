@@ -19,16 +19,20 @@ from ipcausal.stats._kernels import sequential as _k
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, finite_real, open_unit
 from ipcausal.stats.results import SequentialSignResult, SequentialTestResult
 
-__all__ = ["METHODS", "NULLS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update"]
+__all__ = ["METHODS", "NULLS", "CI_METHODS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update"]
 
 METHODS = ("mixture", "agrapa", "ons")
 NULLS = ("mean", "symmetry")
+CI_METHODS = ("betting", "empirical-bernstein")
+_CI_NAMES = {"betting": "betting-mixture-grid", "empirical-bernstein": "predictable-plugin-empirical-bernstein"}
 _CODES = {"agrapa": _k.AGRAPA, "ons": _k.ONS, "mixture": _k.MIXTURE}
 _ALT_CODES = {"two-sided": _k.TWO_SIDED, "greater": _k.GREATER, "less": _k.LESS}
 _MAX_BET = {"agrapa": 0.5, "ons": 0.5, "mixture": 0.75}
 _GRID_SIZE = 20
 _GRID = _MAX_BET["mixture"] * np.arange(1, _GRID_SIZE + 1, dtype=np.float64) / _GRID_SIZE
 _NO_GRID = np.empty(0, dtype=np.float64)
+_CS_SIZE = 199  # candidate means of the betting CS: a step of 2/200 = 0.01 of the bound
+_CS_GRID = np.round(-1.0 + 2.0 * np.arange(1, _CS_SIZE + 1, dtype=np.float64) / (_CS_SIZE + 1), 12)
 _TOL = 1e-9  # relative slack on |Δ| ≤ bound for rounding (the value is then clipped to the bound)
 
 
@@ -62,6 +66,7 @@ class SequentialState:
     alternative: str
     method: str
     null: str = "mean"
+    ci_method: str = "betting"
     n_seen: int = 0
     n_ties: int = 0
     stop_seen: int | None = None
@@ -72,7 +77,8 @@ class SequentialState:
         choice(self.kind, "kind", ("mean", "sign"))
         choice(self.method, "method", METHODS)
         choice(self.null, "null", NULLS)
-        want = _k.GRID0 + (2 * _GRID_SIZE if self.method == "mixture" else 0)
+        choice(self.ci_method, "ci_method", CI_METHODS)
+        want = _vector_size(self.method, self.ci_method)
         if not isinstance(self.vector, np.ndarray) or self.vector.shape != (want,):
             raise ValueError(f"`vector` must be the kernel state of {want} floats; make states with "
                              "sequential_state() or sequential_sign_state()")
@@ -136,6 +142,7 @@ class SequentialState:
         total = float(total)
         common = dict(reject=stopped, stopped_at=self.stop_seen, pvalue=min(1.0, math.exp(-logmax)),
                       e_value=math.exp(loge), ci_low=lo, ci_high=hi, confidence_level=1.0 - self.alpha,
+                      ci_method=_CI_NAMES[self.ci_method],
                       alpha=self.alpha, alternative=self.alternative, method=self.method,
                       n_available=self.n_seen)
         if self.kind == "sign":
@@ -164,10 +171,10 @@ class SequentialState:
             raise ValueError(f"`data` must have exactly the keys {sorted(names)}")
         if data["kind"] == "mean":
             base = sequential_state(bound=data["bound"], alpha=data["alpha"], alternative=data["alternative"],
-                                    method=data["method"], null=data["null"])
+                                    method=data["method"], null=data["null"], ci_method=data["ci_method"])
         else:
             base = sequential_sign_state(m0=data["m0"], alpha=data["alpha"], alternative=data["alternative"],
-                                         method=data["method"])
+                                         method=data["method"], ci_method=data["ci_method"])
         vec = np.asarray(data["vector"], dtype=np.float64)
         return dataclasses.replace(base, n_seen=int(data["n_seen"]), n_ties=int(data["n_ties"]),
                                    stop_seen=None if data["stop_seen"] is None else int(data["stop_seen"]),
@@ -190,17 +197,31 @@ def _sign_null(m0: float, alternative: str) -> str:
             f"(median {m0:g}), against H1: median(similarity) {h1} {m0:g}; anytime-valid under continuous monitoring")
 
 
-def _common(alpha: Any, alternative: Any, method: Any) -> tuple[float, str, str]:
+def _common(alpha: Any, alternative: Any, method: Any, ci_method: Any) -> tuple[float, str, str, str]:
     return (open_unit(alpha, "alpha"), choice(alternative, "alternative", ALTERNATIVES),
-            choice(method, "method", METHODS))
+            choice(method, "method", METHODS), choice(ci_method, "ci_method", CI_METHODS))
 
 
-def _vector(method: str) -> np.ndarray:
-    return _k.new_state_vector(_GRID_SIZE if method == "mixture" else 0)
+def _test_grid(method: str) -> int:
+    return _GRID_SIZE if method == "mixture" else 0
+
+
+def _cs_grid(ci_method: str) -> np.ndarray:
+    return _CS_GRID if ci_method == "betting" else _NO_GRID
+
+
+def _vector_size(method: str, ci_method: str) -> int:
+    cs = _CS_SIZE * (2 * _GRID_SIZE + 2) if ci_method == "betting" else 0
+    return _k.GRID0 + 2 * _test_grid(method) + cs
+
+
+def _vector(method: str, ci_method: str) -> np.ndarray:
+    betting = ci_method == "betting"
+    return _k.new_state_vector(_test_grid(method), _CS_SIZE if betting else 0, _GRID_SIZE if betting else 0)
 
 
 def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "two-sided",
-                     method: str = "mixture", null: str = "mean") -> SequentialState:
+                     method: str = "mixture", null: str = "mean", ci_method: str = "betting") -> SequentialState:
     """A fresh state for a stream of paired differences with |Δ| ≤ ``bound``.
 
     Parameters
@@ -218,8 +239,14 @@ def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "t
         the sign-flip null of :func:`ipcausal.permutation_test` (given the past and |Δ|, the
         sign is a fair coin); the bets are scaled by the largest |Δ| seen so far, the current
         one included, so a loose ``bound`` costs nothing (it still bounds the confidence sequence).
+    ci_method : {"betting", "empirical-bernstein"}
+        The confidence sequence for mean(Δ) (two-sided, level 1 − α; see
+        :mod:`ipcausal.stats._kernels.sequential`).  ``"betting"``: the mixture bets of the test
+        at every candidate mean on a grid of step 0.01 · bound (its ends are excluded grid
+        points; with ``method="mixture"`` and ``null="mean"`` it has the test's own wealths at m = 0,
+        so when the test rejects through one side the CS ends at 0); ~67 kB of state.  ``"empirical-bernstein"``: Waudby-Smith &
+        Ramdas' closed form, a few floats of state, wider.
 
-    Returns
     -------
     SequentialState
 
@@ -233,14 +260,14 @@ def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "t
     b = finite_real(bound, "bound")
     if b <= 0:
         raise ValueError(f"`bound` must be > 0, got {bound!r}")
-    alpha, alternative, method = _common(alpha, alternative, method)
+    alpha, alternative, method, ci_method = _common(alpha, alternative, method, ci_method)
     null = choice(null, "null", NULLS)
     return SequentialState(kind="mean", bound=b, m0=0.0, alpha=alpha, alternative=alternative, method=method,
-                           null=null, vector=_vector(method))
+                           null=null, ci_method=ci_method, vector=_vector(method, ci_method))
 
 
 def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: str = "two-sided",
-                   method: str = "mixture") -> SequentialState:
+                          method: str = "mixture", ci_method: str = "betting") -> SequentialState:
     """A fresh state for the sequential sign test of median(s) = ``m0`` (see :func:`sequential_sign_test`).
 
     Parameters
@@ -253,6 +280,8 @@ def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: 
         Direction of H1 for the median (``"less"``: most values lie below m0).
     method : {"mixture", "agrapa", "ons"}
         The bet.
+    ci_method : {"betting", "empirical-bernstein"}
+        The confidence sequence for the share below m0 (see :func:`sequential_state`).
 
     Returns
     -------
@@ -263,12 +292,12 @@ def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: 
     >>> from ipcausal import sequential_sign_state, sequential_update
     >>> st = sequential_update(sequential_sign_state(m0=0.8, alternative="less"), [0.5, 0.8, 0.2, 0.9])
     >>> st.n_seen, st.n_ties, st.n, round(st.ci_low, 3), round(st.ci_high, 3)
-    (4, 1, 3, 0.0, 1.0)
+    (4, 1, 3, 0.075, 1.0)
     """
     m0 = finite_real(m0, "m0")
-    alpha, alternative, method = _common(alpha, alternative, method)
+    alpha, alternative, method, ci_method = _common(alpha, alternative, method, ci_method)
     return SequentialState(kind="sign", bound=1.0, m0=m0, alpha=alpha, alternative=alternative, method=method,
-                           vector=_vector(method))
+                           ci_method=ci_method, vector=_vector(method, ci_method))
 
 
 def sequential_update(state: SequentialState, batch: Any, *, name: str = "batch") -> SequentialState:
@@ -328,7 +357,8 @@ def _feed(state: SequentialState, x: np.ndarray, name: str, stop_early: bool) ->
     before = int(vec[_k.N])
     _k.seq_update(vec, np.ascontiguousarray(scaled), _CODES[state.method], alt, _MAX_BET[state.method],
                   _GRID if state.method == "mixture" else _NO_GRID, math.log(2.0 / state.alpha),
-                  math.log(1.0 / state.alpha), stop_early, state.null == "symmetry")
+                  math.log(1.0 / state.alpha), stop_early, state.null == "symmetry", _cs_grid(state.ci_method),
+                  _GRID, _k.GRID0 + 2 * _test_grid(state.method))
     stop_seen, stop_ties = state.stop_seen, state.stop_ties
     if stop_seen is None and vec[_k.STOP] >= 0:
         k = int(vec[_k.STOP]) - before  # 1-based index of the crossing among this batch's used values

@@ -133,7 +133,8 @@ class SequentialTestResult(Result):
     the end when there was none: ``n`` pairs used (``n_available`` given), ``statistic`` =
     mean(Δ) of the pairs used, ``e_value`` the e-process there, ``pvalue`` the anytime-valid
     p = min(1, 1 / running max of the e-process), and ``ci_low``/``ci_high`` the confidence
-    sequence for the mean of Δ (time-uniform at ``confidence_level`` = 1 − α).
+    sequence for the mean of Δ (time-uniform at ``confidence_level`` = 1 − α; ``ci_method``
+    names it: ``"betting-mixture-grid"`` or ``"predictable-plugin-empirical-bernstein"``).
     """
 
     reject: bool
@@ -151,7 +152,7 @@ class SequentialTestResult(Result):
     alternative: str
     method: str
     null_hypothesis: str
-    ci_method: str = "predictable-plugin-empirical-bernstein"
+    ci_method: str = "betting-mixture-grid"
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ class SequentialSignResult(Result):
     alternative: str
     method: str
     null_hypothesis: str
-    ci_method: str = "predictable-plugin-empirical-bernstein"
+    ci_method: str = "betting-mixture-grid"
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,12 @@ Bets (``method``), compared on the study's own released echo-chamber outputs in
 * ``"ons"``: online Newton step on the log wealth, clipped to [0, 1/2] (Cutkosky & Orabona 2018;
   Shekhar & Ramdas 2023).
 
-The confidence sequence for mean(Δ) is the predictable plug-in empirical-Bernstein CS of
-Waudby-Smith & Ramdas (Thm 2), intersected over time: it covers the mean at every t at once
-with probability ≥ 1 − α.
+The confidence sequence for mean(Δ) (``ci_method``) is by default the betting CS: the same
+mixture bets placed against every candidate mean on a grid of step 0.01 · bound, a mean being
+excluded once its wealth reaches 2/α; it covers the mean at every t at once with probability
+≥ 1 − α, and with the default bet it ends at 0 when the test rejects through one side.
+``ci_method="empirical-bernstein"`` is Waudby-Smith & Ramdas' predictable plug-in
+empirical-Bernstein CS (Thm 2), closed form, a few floats of state, wider.
 """
 
 
@@ -38,6 +41,7 @@ import numpy as np
 
 from ipcausal.stats._validate import as_sample
 from ipcausal.stats.betting import (
+    CI_METHODS,
     METHODS,
     NULLS,
     SequentialState,
@@ -48,12 +52,12 @@ from ipcausal.stats.betting import (
 )
 from ipcausal.stats.results import SequentialSignResult, SequentialTestResult
 
-__all__ = ["METHODS", "NULLS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update",
+__all__ = ["METHODS", "NULLS", "CI_METHODS", "SequentialState", "sequential_state", "sequential_sign_state", "sequential_update",
            "sequential_test", "sequential_sign_test"]
 
 
 def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: str = "two-sided",
-                    method: str = "mixture", null: str = "mean") -> SequentialTestResult:
+                    method: str = "mixture", null: str = "mean", ci_method: str = "betting") -> SequentialTestResult:
     """Anytime-valid test of mean(Δ) = 0 for a stream of paired differences, |Δ| ≤ ``bound``.
 
     Replays ``d`` in the given order as an auditor looking after every pair would, and reports
@@ -79,6 +83,8 @@ def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: s
         ``"symmetry"`` tests the sign-flip null of :func:`ipcausal.permutation_test` and scales
         the bets by the largest |Δ| seen so far instead of ``bound`` (see :func:`sequential_state`):
         the choice when ``bound`` is loose (e.g. essay scores on a 0–60 scale).
+    ci_method : {"betting", "empirical-bernstein"}
+        The confidence sequence (see :func:`sequential_state`).
 
     Returns
     -------
@@ -92,16 +98,17 @@ def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: s
     >>> res = sequential_test(d, bound=1)
     >>> res.reject, res.stopped_at, round(res.e_value, 1), round(res.pvalue, 4)
     (True, 45, 22.2, 0.0451)
-    >>> round(res.statistic, 3), round(res.ci_low, 3), round(res.ci_high, 3)  # the CS is wider
-    (0.356, -0.087, 0.792)
+    >>> round(res.statistic, 3), res.ci_low, res.ci_high  # the CS ends at 0: the test rejected
+    (0.356, 0.0, 0.65)
     """
-    state = sequential_state(bound=bound, alpha=alpha, alternative=alternative, method=method, null=null)
+    state = sequential_state(bound=bound, alpha=alpha, alternative=alternative, method=method, null=null,
+                             ci_method=ci_method)
     x = as_sample(d, "d", min_size=1)
     return _replay(state, x, "d")
 
 
 def sequential_sign_test(s: Any, *, m0: float = 0.0, alpha: float = 0.05, alternative: str = "two-sided",
-                         method: str = "mixture") -> SequentialSignResult:
+                         method: str = "mixture", ci_method: str = "betting") -> SequentialSignResult:
     """Anytime-valid twin of :func:`ipcausal.sign_test`: H0 median(s) = ``m0``, monitored after every value.
 
     Bets on 1{s < m0} among the values that differ from m0 (ties dropped): under H0 each untied
@@ -121,6 +128,8 @@ def sequential_sign_test(s: Any, *, m0: float = 0.0, alpha: float = 0.05, altern
         Direction of H1 for the median.
     method : {"mixture", "agrapa", "ons"}
         The bet.
+    ci_method : {"betting", "empirical-bernstein"}
+        The confidence sequence for the share below m0 (see :func:`sequential_state`).
 
     Returns
     -------
@@ -133,7 +142,7 @@ def sequential_sign_test(s: Any, *, m0: float = 0.0, alpha: float = 0.05, altern
     >>> res.reject, res.stopped_at, res.n, res.n_ties, res.n_below
     (True, 29, 23, 6, 18)
     """
-    state = sequential_sign_state(m0=m0, alpha=alpha, alternative=alternative, method=method)
+    state = sequential_sign_state(m0=m0, alpha=alpha, alternative=alternative, method=method, ci_method=ci_method)
     x = as_sample(s, "s", min_size=1)
     return _replay(state, x, "s")
 
