@@ -3,7 +3,9 @@
 All kernels take validated, contiguous arrays and plain integer seeds; ``docs/performance.md``
 explains the design.  Modules: :mod:`.stream` (the random stream), :mod:`.tables` (portable Monte
 Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact distributions),
-:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`).  Summary:
+:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`),
+:mod:`.labels` (per-prompt background relabelings of :func:`ipcausal.stats.joint.westfall_young`),
+:mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -38,6 +40,13 @@ integer comparisons.
 from __future__ import annotations
 
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
+from ipcausal.stats._kernels.labels import (
+    bounded,
+    label_tables,
+    wy_counts,
+    wy_counts_parallel,
+    wy_exact_counts,
+)
 from ipcausal.stats._kernels.multitest import (
     mt_check,
     mt_elementwise,
@@ -55,6 +64,13 @@ from ipcausal.stats._kernels.simd import (
     nibble_tables,
     segment_starts,
     simd_available,
+)
+from ipcausal.stats._kernels.splits import (
+    split_counts,
+    split_counts_direct,
+    split_counts_parallel,
+    split_exact_count,
+    split_tables,
 )
 from ipcausal.stats._kernels.stream import CHUNK, LANES, random_words
 from ipcausal.stats._kernels.tables import (
@@ -75,4 +91,6 @@ __all__ = [
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
+    "bounded", "label_tables", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
+    "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
 ]
