@@ -20,7 +20,8 @@ Outputs (``WestfallYoungResult``):
   ≥ T_j.  This is an exact Monte Carlo p-value: the draws are the cosets of the column
   relabelings, and the observed data are uniform among them under H0.
 * adjusted p (step-down max-T, Westfall & Young 1993, algorithm 2.8):
-  ``(1 + #{max over the pairs ranked ≥ j of T* ≥ T_(j)}) / (L + 1)``, made monotone.
+  ``(1 + #{max over the pairs ranked ≥ j of T* ≥ T_(j)}) / (L + 1)``, made monotone and never
+  below the pair's raw p (on the exact route it never is; Monte Carlo noise could make it so).
 * omnibus p for "no background matters" = the smallest adjusted p (single-step max-T).
 
 Never less powerful than Bonferroni: on the exact route always, and on the Monte Carlo route
@@ -267,10 +268,13 @@ def westfall_young(
         raw_sorted = (c_obs + np.cumsum(hist)[:-1]) / (pool_size * (n_resamples + 1.0))
         adj_sorted = (1.0 + sd) / (n_resamples + 1.0)
         L = n_resamples
-    adj_sorted = np.minimum(np.maximum.accumulate(adj_sorted), 1.0)
+    raw_sorted = np.minimum(raw_sorted, 1.0)
+    # monotone in the ranks, and never below the pair's own raw p (the pooled raw p is the more
+    # precise Monte Carlo estimate; both sequences rise with the rank, so the max still does)
+    adj_sorted = np.maximum(np.minimum(np.maximum.accumulate(adj_sorted), 1.0), raw_sorted)
     raw = np.empty(len(fam))
     adj = np.empty(len(fam))
-    raw[order] = np.minimum(raw_sorted, 1.0)
+    raw[order] = raw_sorted
     adj[order] = adj_sorted
     p_omni = float(adj_sorted[0])
     se = 0.0 if L is None else math.sqrt(p_omni * (1 - p_omni) / (L + 1))
