@@ -133,7 +133,7 @@ def mmd_permutation_test(
     >>> x = rng.normal(size=(30, 6, 2)); x[:, 3:] += 1.0         # side j shifted, r = 3
     >>> d2 = ((x[:, :, None, :] - x[:, None, :, :]) ** 2).sum(-1)
     >>> res = mmd_permutation_test(np.exp(-d2 / 2), rng=1, n_resamples=9_999)
-    >>> res.r, res.pvalue < 0.001
+    >>> res.r, res.pvalue < 0.05
     (3, True)
     """
     sim = _as_similarities(similarity)
