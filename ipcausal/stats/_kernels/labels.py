@@ -117,17 +117,27 @@ def _wy_chunk(tab, radix, rmax, k, pa, pb, two_sided, sigma, fam, thr, seed, chu
     for r in range(count):
         lane = r % LANES
         _fill_lane(buf, n_words, st, lane)
-        if km1 == 2:  # three backgrounds, the common case: scalar accumulators
+        if km1 == 2:  # three backgrounds, the common case: scalar accumulators, two sets
             a1 = 0.0
             a2 = 0.0
-            for g in range(n_groups):
-                w = buf[g >> 1]
-                x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
-                row = (g * rmax + bounded(x, radix[g], spare, st, lane)) * 2
+            b1 = 0.0
+            b2 = 0.0
+            for i in range(n_groups >> 1):
+                w = buf[i]
+                g = 2 * i
+                row = (g * rmax + bounded(w & _LOW32, radix[g], spare, st, lane)) * 2
                 a1 += tab[row]
                 a2 += tab[row + 1]
-            acc[1] = a1
-            acc[2] = a2
+                row = ((g + 1) * rmax + bounded(w >> uint64(32), radix[g + 1], spare, st, lane)) * 2
+                b1 += tab[row]
+                b2 += tab[row + 1]
+            if n_groups & 1:
+                g = n_groups - 1
+                row = (g * rmax + bounded(buf[g >> 1] & _LOW32, radix[g], spare, st, lane)) * 2
+                a1 += tab[row]
+                a2 += tab[row + 1]
+            acc[1] = a1 + b1
+            acc[2] = a2 + b2
         elif km1 == 1:
             a1 = 0.0
             for g in range(n_groups):
