@@ -31,7 +31,21 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fmt_row, fmt_time, machine, timeit  # noqa: E402
 
-ESSAYS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "jiarui-liu-IP" / "case_2" / "aes_scores"
+def _shared_data() -> Path:
+    """``../shared/data`` next to the checkout (or next to its parent, for a worktree), or
+    ``$IPCAUSAL_SHARED_DATA``."""
+    import os
+
+    repo = Path(__file__).resolve().parents[1]
+    if os.environ.get("IPCAUSAL_SHARED_DATA"):
+        return Path(os.environ["IPCAUSAL_SHARED_DATA"])
+    for base in (repo.parent, repo.parent.parent):
+        if (base / "shared" / "data").is_dir():
+            return base / "shared" / "data"
+    return repo.parent / "shared" / "data"
+
+
+ESSAYS = _shared_data() / "jiarui-liu-IP" / "case_2" / "aes_scores"
 STYLES = ("sae", "aae", "esl")
 TOL = 1e-9
 
