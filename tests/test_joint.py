@@ -48,6 +48,32 @@ def _brute(y: np.ndarray, fam, alternative: str):
     return raw / total, adj
 
 
+def _brute_closed(y: np.ndarray, fam, alternative: str):
+    """Closed testing by listing, per intersection, every within-block relabeling (plain Python)."""
+    n, k = y.shape
+    t = _oriented(y.sum(0), fam, alternative)
+    m = len(fam)
+    p_sub = {}
+    for mask in range(1, 1 << m):
+        members = [i for i in range(m) if mask >> i & 1]
+        comp = list(range(k))  # connected components of the subset's pairs (repeated relaxation)
+        for _ in range(k):
+            for i in members:
+                a, b = fam[i]
+                comp[a] = comp[b] = min(comp[a], comp[b])
+        perms = [p for p in itertools.permutations(range(k)) if all(comp[p[c]] == comp[c] for c in range(k))]
+        obs = max(t[i] for i in members)
+        hits = total = 0
+        for combo in itertools.product(perms, repeat=n):
+            z = np.array([y[p, list(c)] for p, c in enumerate(combo)]).sum(0)
+            hits += max(_oriented(z, fam, alternative)[i] for i in members) >= obs - TOL
+            total += 1
+        p_sub[mask] = hits / total
+    raw = [p_sub[1 << i] for i in range(m)]
+    adj = [max(p for q, p in p_sub.items() if q >> i & 1) for i in range(m)]
+    return raw, adj, p_sub[(1 << m) - 1]
+
+
 def _numpy_wy(y: np.ndarray, n_resamples: int, seed: int, alternative: str = "two-sided"):
     """The same randomisation, vectorised numpy (numpy's generator, not the kernels' stream)."""
     n, k = y.shape
@@ -112,6 +138,40 @@ def test_monte_carlo_agrees_with_numpy_and_with_exact(alternative) -> None:
         se = np.sqrt(np.asarray(exact) * (1 - np.asarray(exact)) / L) + 1e-4
         assert np.all(np.abs(np.asarray(got) - exact) < 4 * se)
         assert np.all(np.abs(np.asarray(got) - ref) < 4 * np.sqrt(2) * se)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less"])
+@pytest.mark.parametrize("fam", [None, [(0, 2), (1, 0)]])
+def test_closed_testing_equals_brute_force(alternative, fam) -> None:
+    y = _data(13, 4, shift=0.9)
+    fam_ = fam or list(itertools.combinations(range(3), 2))
+    res = westfall_young(y, pairs=fam, alternative=alternative, method="exact", procedure="closed")
+    raw, adj, omni = _brute_closed(y, fam_, alternative)
+    assert res.procedure == "closed" and res.method == "exact-enumeration"
+    np.testing.assert_allclose(res.raw_pvalues, raw, rtol=1e-12)
+    np.testing.assert_allclose(res.adjusted_pvalues, adj, rtol=1e-12)
+    assert res.pvalue == pytest.approx(omni, rel=1e-12)
+    # its raw p's are the pairs' own sign-flip tests
+    for (a, b), p in zip(fam_, res.raw_pvalues):
+        d = y[:, b] - y[:, a]
+        assert p == pytest.approx(permutation_test(d, method="exact", alternative=alternative).pvalue, rel=1e-12)
+
+
+def test_closed_testing_four_backgrounds_and_monte_carlo() -> None:
+    y = _data(21, 3, k=4, integer=True)
+    fam = [(0, 1), (2, 3), (1, 2)]
+    res = westfall_young(y, pairs=fam, method="exact", procedure="closed")
+    raw, adj, omni = _brute_closed(y, fam, "two-sided")
+    np.testing.assert_allclose(res.adjusted_pvalues, adj, rtol=1e-12)
+    y = _data(22, 8, shift=0.8)
+    ex = westfall_young(y, method="exact", procedure="closed")
+    mc = westfall_young(y, method="monte-carlo", n_resamples=40_000, rng=2, procedure="closed")
+    se = np.sqrt(np.array(ex.adjusted_pvalues) * (1 - np.array(ex.adjusted_pvalues)) / 40_000) + 1e-4
+    assert np.all(np.abs(np.array(mc.adjusted_pvalues) - ex.adjusted_pvalues) < 4 * se)
+    assert mc == westfall_young(y, method="monte-carlo", n_resamples=40_000, rng=2, procedure="closed")
+    assert np.all(np.array(mc.adjusted_pvalues) >= np.array(mc.raw_pvalues))
+    with pytest.raises(ValueError, match="`procedure`='closed' tests all 2\\^m − 1 intersections"):
+        westfall_young(_data(0, 4, k=6), procedure="closed", n_resamples=9)
 
 
 def test_two_backgrounds_is_the_sign_flip_test() -> None:
@@ -214,6 +274,7 @@ def test_auto_picks_exact_when_small_and_exact_refuses_when_large() -> None:
     (dict(pairs="01"), TypeError, "`pairs` must be a sequence"),
     (dict(alternative="bigger"), ValueError, "`alternative` must be one of"),
     (dict(method="fast"), ValueError, "`method` must be one of"),
+    (dict(procedure="holm"), ValueError, "`procedure` must be one of"),
     (dict(n_resamples=0), ValueError, "`n_resamples` must be >= 1"),
     (dict(n_resamples=10.0), TypeError, "`n_resamples` must be an integer"),
     (dict(rng="seed", method="monte-carlo"), TypeError, "`rng` must be None"),

@@ -27,6 +27,19 @@ Outputs (``WestfallYoungResult``):
 Never less powerful than Bonferroni: on the exact route always, and on the Monte Carlo route
 for the default family (all pairs, two-sided) for every sample of relabelings, adjusted p_j ≤
 min(1, m · raw p_j) (the max over pairs is reached by at least one pair; ``c_j ≥ 1``).
+
+The family-wise error is controlled exactly under the complete null.  Under a partial null
+(some backgrounds equal, others not) the step-down rests on subset pivotality, which
+relabelings across all k backgrounds do not guarantee: a background that differs strongly
+widens the null of the pairs that do not involve it, so those pairs lose power (measured in
+``benchmarks/CALIB_joint.txt``; conservative there, not anti-conservative).
+``procedure="closed"`` avoids the assumption: closed testing over every intersection of the
+pairs' nulls, each tested by permuting labels only within the backgrounds it declares
+exchangeable (the connected components of its pairs), statistic max-T over its pairs;
+adjusted p_j = max over the intersections containing pair j.  Its raw p_j is the pair's own
+sign-flip test (labels a, b swapped per prompt).  It controls the family-wise error in the
+strong sense under any configuration, costs one Monte Carlo run per partition of the
+backgrounds (4 for k = 3) and is limited to 10 pairs (2^m − 1 intersections).
 """
 
 from __future__ import annotations
@@ -49,6 +62,8 @@ DEFAULT_RESAMPLES = 100_000
 AUTO_EXACT_MAX = 200_000  # relabelings "auto" still enumerates
 MAX_EXACT = 100_000_000  # the most "exact" enumerates
 MAX_TABLE_BYTES = 64 << 20
+MAX_CLOSED_PAIRS = 10  # closed testing runs 2^m − 1 intersection tests
+PROCEDURES = ("step-down", "closed")
 GROUP_RADIX_MAX = 256  # prompts per table group: P**group <= this
 PARALLEL_MIN_STEPS = 4_000_000  # resamples x groups from which two threads pay off
 _REL_TOL = 1e-9
@@ -121,18 +136,80 @@ def _as_pairs(pairs: Any, k: int) -> list[tuple[int, int]]:
     return out
 
 
-def _plan(k: int, n_inf: int) -> tuple[np.ndarray, int]:
-    """The permutations of range(k) and the number of prompts per table group."""
-    perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
+def _plan(k: int, n_inf: int, perms: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """The relabelings (all permutations of range(k) unless given) and the prompts per table group."""
+    if perms is None:
+        perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
     n_perm = perms.shape[0]
     group = 1
     while n_perm ** (group + 1) <= GROUP_RADIX_MAX and group + 1 <= max(n_inf, 1):
         group += 1
     table_bytes = 8 * (k - 1) * n_perm**group * math.ceil(max(n_inf, 1) / group)
     if table_bytes > MAX_TABLE_BYTES:
-        raise ValueError(f"`y` has {k} backgrounds: the k! = {n_perm} relabelings per prompt need "
+        raise ValueError(f"`y` has {k} backgrounds: the {n_perm} relabelings per prompt need "
                          f"{table_bytes >> 20} MiB of tables; at most {MAX_TABLE_BYTES >> 20} MiB are allowed")
     return perms, group
+
+
+def _n_relabelings(n_perm: int, n_inf: int, method: str) -> tuple[int | None, bool]:
+    """(P^n or None when astronomically many, whether to enumerate) for ``method``."""
+    n_total = n_perm**n_inf if n_inf * math.log10(n_perm) < 18 else None
+    if method == "exact" and (n_total is None or n_total > MAX_EXACT):
+        raise ValueError(f"`method`='exact' is not feasible here: ({n_perm})^{n_inf} relabelings "
+                         f"(more than {MAX_EXACT:,}); use method='monte-carlo'")
+    return n_total, method == "exact" or (method == "auto" and n_total is not None and n_total <= AUTO_EXACT_MAX)
+
+
+def _closed(yi, k, fam, obs, eps, two_sided, sigma, method, n_resamples, rng, threads):
+    """Closed testing: every intersection of the pairs' nulls, each by its own randomisation.
+
+    Subset S of the family claims the backgrounds joined by its pairs are exchangeable; its
+    test permutes labels only within those blocks (the connected components), statistic
+    max over S.  Adjusted p_j = max over the subsets S ∋ j of p_S; the raw p_j is p_{j}, the
+    pair's own sign-flip test.  Returns (raw, adjusted, omnibus, n_resamples or None).
+    """
+    m = len(fam)
+    if m > MAX_CLOSED_PAIRS:
+        raise ValueError(f"`procedure`='closed' tests all 2^m − 1 intersections: at most "
+                         f"{MAX_CLOSED_PAIRS} pairs, got {m}; use procedure='step-down'")
+    n_inf = yi.shape[0]
+    blocks: dict[tuple[int, ...], list[int]] = {}
+    for mask in range(1, 1 << m):
+        root = list(range(k))
+
+        def find(x: int) -> int:
+            while root[x] != x:
+                x = root[x]
+            return x
+
+        for i in range(m):
+            if mask >> i & 1:
+                root[find(fam[i][0])] = find(fam[i][1])
+        blocks.setdefault(tuple(find(c) for c in range(k)), []).append(mask)
+    # the largest relabeling group decides exact vs Monte Carlo for every subset
+    plans = []
+    for label, masks in blocks.items():
+        perms = np.array([p for p in itertools.permutations(range(k))
+                          if all(label[p[c]] == label[c] for c in range(k))], dtype=np.int64)
+        plans.append((perms, masks))
+    n_total, use_exact = _n_relabelings(max(p.shape[0] for p, _ in plans), n_inf, method)
+    seed = None if use_exact else seed_from(rng)
+    fa = np.array([a for a, _ in fam], dtype=np.int64)
+    fb = np.array([b for _, b in fam], dtype=np.int64)
+    p_sub = np.empty(1 << m)
+    for perms, masks in plans:
+        perms, group = _plan(k, n_inf, perms)
+        tab, radix = K.label_tables(yi, perms, group)
+        mk = np.array(masks, dtype=np.int64)
+        thr = np.array([max(obs[i] for i in range(m) if q >> i & 1) for q in masks]) - eps
+        args = (tab, radix, perms.shape[0] ** group, k, fa, fb, two_sided, sigma, mk, thr)
+        if use_exact:
+            p_sub[mk] = K.closed_exact_counts(*args) / float(perms.shape[0] ** n_inf)
+        else:
+            p_sub[mk] = (1.0 + K.closed_counts(*args, n_resamples, seed)) / (n_resamples + 1.0)
+    raw = np.array([p_sub[1 << i] for i in range(m)])
+    adj = np.array([max(p_sub[q] for q in range(1, 1 << m) if q >> i & 1) for i in range(m)])
+    return raw, adj, float(p_sub[(1 << m) - 1]), (None if use_exact else n_resamples)
 
 
 def westfall_young(
@@ -143,6 +220,7 @@ def westfall_young(
     n_resamples: int | None = None,
     rng: int | np.random.Generator | None = None,
     method: str = "auto",
+    procedure: str = "step-down",
     _threads: int | None = None,
 ) -> WestfallYoungResult:
     """Joint test of the background pairs: Westfall–Young step-down max-T adjusted p-values.
@@ -171,6 +249,10 @@ def westfall_young(
         ``"exact"`` enumerates all (k!)^n relabelings (at most 10^8, counting only prompts
         whose scores are not all equal); ``"auto"`` does so up to 200,000, else Monte Carlo
         with p = (b + 1)/(L + 1).
+    procedure : {"step-down", "closed"}
+        ``"step-down"``: Westfall–Young step-down max-T on the relabelings of all k
+        backgrounds.  ``"closed"``: closed testing, each intersection by its own relabelings
+        (strong control without subset pivotality; module docstring).
 
     Returns
     -------
@@ -190,12 +272,15 @@ def westfall_young(
     [False, True, True]
     >>> res.pvalue == min(res.adjusted_pvalues)
     True
+    >>> westfall_young(y, rng=1, n_resamples=9_999, procedure="closed").adjusted_pvalues[0] > 0.05
+    True
     """
     arr = _as_scores(y)
     n, k = arr.shape
     fam = _as_pairs(pairs, k)
     alternative = choice(alternative, "alternative", ALTERNATIVES)
     method = choice(method, "method", METHODS)
+    procedure = choice(procedure, "procedure", PROCEDURES)
     n_resamples = DEFAULT_RESAMPLES if n_resamples is None else positive_int(n_resamples, "n_resamples")
     two_sided = alternative == "two-sided"
     sigma = -1.0 if alternative == "less" else 1.0
@@ -231,24 +316,25 @@ def westfall_young(
     pool_obs = np.abs(s_all) if two_sided else np.concatenate([sigma * s_all, -sigma * s_all])
     pool_size = pool_obs.size
 
-    perms, group = _plan(k, n_inf)
-    n_perm = perms.shape[0]
-    log_total = n_inf * math.log10(n_perm)
-    n_total = n_perm**n_inf if log_total < 18 else None
-    exact_ok = n_total is not None and n_total <= MAX_EXACT
-    if method == "exact" and not exact_ok:
-        raise ValueError(f"`method`='exact' is not feasible here: ({n_perm})^{n_inf} relabelings "
-                         f"(more than {MAX_EXACT:,}); use method='monte-carlo'")
-    use_exact = method == "exact" or (method == "auto" and n_total is not None and n_total <= AUTO_EXACT_MAX)
-
     common = dict(pairs=tuple(fam), pair_statistics=pair_means, alternative=alternative, n=n, k=k,
                   null_hypothesis=_null_text(alternative), n_constant=n - n_inf,
                   statistic=float(obs.max()) / n)
     if n_inf == 0:  # every prompt scored alike by every background: nothing can differ
         ones = tuple(1.0 for _ in fam)
         return WestfallYoungResult(pvalue=1.0, raw_pvalues=ones, adjusted_pvalues=ones,
-                                   method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common)
+                                   method="exact-enumeration", n_resamples=None, pvalue_se=0.0,
+                                   procedure=procedure, **common)
+    if procedure == "closed":
+        raw, adj, p_omni, L = _closed(yi, k, fam, obs, eps, two_sided, sigma, method, n_resamples, rng, _threads)
+        se = 0.0 if L is None else math.sqrt(p_omni * (1 - p_omni) / (L + 1))
+        return WestfallYoungResult(
+            pvalue=p_omni, raw_pvalues=tuple(raw.tolist()), adjusted_pvalues=tuple(adj.tolist()),
+            method="exact-enumeration" if L is None else "monte-carlo", n_resamples=L, pvalue_se=se,
+            procedure=procedure, **common)
 
+    perms, group = _plan(k, n_inf)
+    n_perm = perms.shape[0]
+    n_total, use_exact = _n_relabelings(n_perm, n_inf, method)
     tab, radix = K.label_tables(yi, perms, group)
     rmax = n_perm**group
     args = (tab, radix, rmax, k, pa, pb, two_sided, sigma, fam_slots, thr)
@@ -281,7 +367,7 @@ def westfall_young(
     return WestfallYoungResult(
         pvalue=p_omni, raw_pvalues=tuple(raw.tolist()), adjusted_pvalues=tuple(adj.tolist()),
         method="exact-enumeration" if L is None else "monte-carlo", n_resamples=L, pvalue_se=se,
-        **common)
+        procedure=procedure, **common)
 
 
 def _n_threads() -> int:

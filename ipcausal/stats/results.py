@@ -151,6 +151,7 @@ class WestfallYoungResult(Result):
     raw_pvalues: tuple[float, ...]
     adjusted_pvalues: tuple[float, ...]
     n_constant: int = 0
+    procedure: str = "step-down"
 
 
 @dataclass(frozen=True)

@@ -104,11 +104,52 @@ def _wy_tally(acc, pa, pb, two_sided, sigma, pool, fam, thr, hist, sd):
             sd[i] += 1
 
 
+@njit(cache=True, inline="always")
+def _relabel(buf, tab, radix, rmax, km1, spare, st, lane, acc):
+    """One random relabeling of every prompt: the column sums ``acc[1:]`` (``acc[0]`` stays 0)."""
+    n_groups = radix.shape[0]
+    if km1 == 2:  # three backgrounds, the common case: scalar accumulators, two sets
+        a1 = 0.0
+        a2 = 0.0
+        b1 = 0.0
+        b2 = 0.0
+        for i in range(n_groups >> 1):
+            w = buf[i]
+            g = 2 * i
+            row = (g * rmax + bounded(w & _LOW32, radix[g], spare, st, lane)) * 2
+            a1 += tab[row]
+            a2 += tab[row + 1]
+            row = ((g + 1) * rmax + bounded(w >> uint64(32), radix[g + 1], spare, st, lane)) * 2
+            b1 += tab[row]
+            b2 += tab[row + 1]
+        if n_groups & 1:
+            g = n_groups - 1
+            row = (g * rmax + bounded(buf[g >> 1] & _LOW32, radix[g], spare, st, lane)) * 2
+            a1 += tab[row]
+            a2 += tab[row + 1]
+        acc[1] = a1 + b1
+        acc[2] = a2 + b2
+    elif km1 == 1:
+        a1 = 0.0
+        for g in range(n_groups):
+            w = buf[g >> 1]
+            x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
+            a1 += tab[g * rmax + bounded(x, radix[g], spare, st, lane)]
+        acc[1] = a1
+    else:
+        for j in range(km1 + 1):
+            acc[j] = 0.0
+        for g in range(n_groups):
+            w = buf[g >> 1]
+            x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
+            row = (g * rmax + bounded(x, radix[g], spare, st, lane)) * km1
+            for j in range(km1):
+                acc[j + 1] += tab[row + j]
+
+
 @njit(cache=True)
 def _wy_chunk(tab, radix, rmax, k, pa, pb, two_sided, sigma, fam, thr, seed, chunk, count, hist, sd):
-    n_groups = radix.shape[0]
-    km1 = k - 1
-    n_words = (n_groups + 1) // 2
+    n_words = (radix.shape[0] + 1) // 2
     buf = np.empty(n_words, dtype=np.uint64)
     spare = np.empty(1, dtype=np.uint64)
     st = _seed_lanes(seed, chunk)
@@ -117,43 +158,7 @@ def _wy_chunk(tab, radix, rmax, k, pa, pb, two_sided, sigma, fam, thr, seed, chu
     for r in range(count):
         lane = r % LANES
         _fill_lane(buf, n_words, st, lane)
-        if km1 == 2:  # three backgrounds, the common case: scalar accumulators, two sets
-            a1 = 0.0
-            a2 = 0.0
-            b1 = 0.0
-            b2 = 0.0
-            for i in range(n_groups >> 1):
-                w = buf[i]
-                g = 2 * i
-                row = (g * rmax + bounded(w & _LOW32, radix[g], spare, st, lane)) * 2
-                a1 += tab[row]
-                a2 += tab[row + 1]
-                row = ((g + 1) * rmax + bounded(w >> uint64(32), radix[g + 1], spare, st, lane)) * 2
-                b1 += tab[row]
-                b2 += tab[row + 1]
-            if n_groups & 1:
-                g = n_groups - 1
-                row = (g * rmax + bounded(buf[g >> 1] & _LOW32, radix[g], spare, st, lane)) * 2
-                a1 += tab[row]
-                a2 += tab[row + 1]
-            acc[1] = a1 + b1
-            acc[2] = a2 + b2
-        elif km1 == 1:
-            a1 = 0.0
-            for g in range(n_groups):
-                w = buf[g >> 1]
-                x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
-                a1 += tab[g * rmax + bounded(x, radix[g], spare, st, lane)]
-            acc[1] = a1
-        else:
-            for j in range(k):
-                acc[j] = 0.0
-            for g in range(n_groups):
-                w = buf[g >> 1]
-                x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
-                row = (g * rmax + bounded(x, radix[g], spare, st, lane)) * km1
-                for j in range(km1):
-                    acc[j + 1] += tab[row + j]
+        _relabel(buf, tab, radix, rmax, k - 1, spare, st, lane, acc)
         _wy_tally(acc, pa, pb, two_sided, sigma, pool, fam, thr, hist, sd)
 
 
@@ -213,3 +218,80 @@ def wy_exact_counts(tab, radix, rmax, k, pa, pb, two_sided, sigma, fam, thr):
             for j in range(km1):
                 part[h + 1, j + 1] = part[h, j + 1] + tab[row + j]
     return hist, sd
+
+
+@njit(cache=True, inline="always")
+def _closed_tally(acc, fa, fb, two_sided, sigma, vals, masks, thr, cnt):
+    """Closed testing: ``cnt[q]`` counts relabelings whose max statistic over the family pairs in
+    subset ``masks[q]`` (bit i = family pair i, oriented (fa[i], fb[i])) reaches ``thr[q]``."""
+    for i in range(fa.shape[0]):
+        s = acc[fb[i]] - acc[fa[i]]
+        vals[i] = abs(s) if two_sided else sigma * s
+    for q in range(masks.shape[0]):
+        mask = masks[q]
+        mx = -np.inf
+        i = 0
+        while mask:
+            if (mask & 1) and vals[i] > mx:
+                mx = vals[i]
+            mask >>= 1
+            i += 1
+        if mx >= thr[q]:
+            cnt[q] += 1
+
+
+@njit(cache=True)
+def _closed_chunk(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, seed, chunk, count, cnt):
+    n_words = (radix.shape[0] + 1) // 2
+    buf = np.empty(n_words, dtype=np.uint64)
+    spare = np.empty(1, dtype=np.uint64)
+    st = _seed_lanes(seed, chunk)
+    acc = np.zeros(k, dtype=np.float64)
+    vals = np.empty(fa.shape[0], dtype=np.float64)
+    for r in range(count):
+        lane = r % LANES
+        _fill_lane(buf, n_words, st, lane)
+        _relabel(buf, tab, radix, rmax, k - 1, spare, st, lane, acc)
+        _closed_tally(acc, fa, fb, two_sided, sigma, vals, masks, thr, cnt)
+
+
+@njit(cache=True, parallel=True)
+def closed_counts(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, n_resamples, seed):
+    """Monte Carlo counts per subset (chunks over threads; identical on any thread count, and
+    the serial path when numba runs one thread)."""
+    n_chunks = (n_resamples + CHUNK - 1) // CHUNK
+    per = np.zeros((n_chunks, masks.shape[0]), dtype=np.int64)
+    for c in prange(n_chunks):
+        count = min(CHUNK, n_resamples - c * CHUNK)
+        _closed_chunk(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, seed, c, count, per[c])
+    return per.sum(axis=0)
+
+
+@njit(cache=True)
+def closed_exact_counts(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr):
+    """Counts per subset over every relabeling (odometer as in :func:`wy_exact_counts`)."""
+    n_groups = radix.shape[0]
+    km1 = k - 1
+    cnt = np.zeros(masks.shape[0], dtype=np.int64)
+    vals = np.empty(fa.shape[0], dtype=np.float64)
+    part = np.zeros((n_groups + 1, k), dtype=np.float64)
+    digits = np.zeros(n_groups, dtype=np.int64)
+    for g in range(n_groups):
+        for j in range(km1):
+            part[g + 1, j + 1] = part[g, j + 1] + tab[(g * rmax) * km1 + j]
+    while True:
+        _closed_tally(part[n_groups], fa, fb, two_sided, sigma, vals, masks, thr, cnt)
+        g = n_groups - 1
+        while g >= 0:
+            digits[g] += 1
+            if digits[g] < np.int64(radix[g]):
+                break
+            digits[g] = 0
+            g -= 1
+        if g < 0:
+            break
+        for h in range(g, n_groups):
+            row = (h * rmax + digits[h]) * km1
+            for j in range(km1):
+                part[h + 1, j + 1] = part[h, j + 1] + tab[row + j]
+    return cnt
