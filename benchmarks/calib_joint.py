@@ -8,7 +8,8 @@ Settings (α = 0.05, every dataset seeded by ``[--seed, setting, dataset]``)
    corr 0.5), normal and integer (rounded, essay-like) scores; L = 999.  Family-wise error =
    P(some adjusted p ≤ α) = P(omnibus p ≤ α); passes within ±3 SE of α.  Beside it, the FWER
    of Bonferroni and Holm on the per-pair sign-flip p's (the study's route), and a partial
-   null (background 2 shifted: the FWER over the one true null pair, 0–1).
+   null (background 2 shifted: the FWER over the one true null pair, 0–1), for the step-down
+   and for closed testing (``procedure="closed"``, ≤ α by construction).
 2. **Distribution test size** (``--datasets`` H0 datasets): 20 pairs × r = 5 responses per
    side, responses random vectors around a pair-specific centre (exchangeable across sides),
    similarity a Gaussian kernel; L = 999; passes within ±3 SE of α.  Also a discrete version
@@ -80,36 +81,44 @@ def fwer(args, lines: list[str]) -> bool:
 
     n_sets, n = args.datasets, 50
     lines += [f"Westfall–Young family-wise error, k = 3, n = {n} prompts, {n_sets:,} H0 datasets, L = {L_CAL}:", "",
-              "| scores | Westfall–Young FWER (= omnibus size) | vs α | Bonferroni, sign-flip | Holm, sign-flip | time |",
-              "|---|---|---|---|---|---|"]
+              "| scores | Westfall–Young FWER (= omnibus size) | vs α | closed testing | vs α | "
+              "Bonferroni, sign-flip | Holm, sign-flip | time |",
+              "|---|---|---|---|---|---|---|---|"]
     ok = True
     for s, integer in enumerate((False, True)):
         t0 = time.perf_counter()
-        hit_wy = hit_b = hit_h = 0
+        hit_wy = hit_c = hit_b = hit_h = 0
         for i in range(n_sets):
             rng = np.random.default_rng([args.seed, 1, s, i])
             y = _scores(rng, n, (0.0, 0.0, 0.0), integer)
             res = westfall_young(y, n_resamples=L_CAL, rng=i)
             hit_wy += res.pvalue <= ALPHA
+            closed = westfall_young(y, n_resamples=L_CAL, rng=i, procedure="closed")
+            hit_c += min(closed.adjusted_pvalues) <= ALPHA
             if i < args.power_datasets:  # the sign-flip comparison on the first power-datasets sets
                 sf = [permutation_test(y[:, b] - y[:, a], n_resamples=L_CAL, rng=i).pvalue for a, b in res.pairs]
                 hit_b += bool((adjust_pvalues(sf, method="bonferroni") <= ALPHA).any())
                 hit_h += bool((adjust_pvalues(sf, method="holm") <= ALPHA).any())
         m = min(n_sets, args.power_datasets)
         band = _band(hit_wy, n_sets)
-        ok &= "pass" in band
+        band_c = _band(hit_c, n_sets, one_sided=True)
+        ok &= "pass" in band and "pass" in band_c
         lines.append(f"| {'integer (rounded)' if integer else 'normal'} | {_rate(hit_wy, n_sets)} | {band} | "
+                     f"{_rate(hit_c, n_sets)} | {band_c} (≤ α + 3 SE) | "
                      f"{_rate(hit_b, m)} ({m:,} sets) | {_rate(hit_h, m)} | {time.perf_counter() - t0:.0f} s |")
     # partial null: background 2 shifted, the pair (0, 1) true
     t0 = time.perf_counter()
-    hit = 0
+    hit = np.zeros(2, dtype=int)
     for i in range(n_sets):
         rng = np.random.default_rng([args.seed, 2, i])
-        res = westfall_young(_scores(rng, n, (0.0, 0.0, 0.8), False), n_resamples=L_CAL, rng=i)
-        hit += res.adjusted_pvalues[0] <= ALPHA
-    band = _band(hit, n_sets, one_sided=True)
-    lines += ["", f"Partial null (background 2 shifted by 0.8 SD, pair 0–1 true): P(adjusted p(0–1) ≤ α) = "
-              f"{_rate(hit, n_sets)} ({band}: must be ≤ α + 3 SE) [{time.perf_counter() - t0:.0f} s]", ""]
+        y = _scores(rng, n, (0.0, 0.0, 0.8), False)
+        for j, proc in enumerate(("step-down", "closed")):
+            hit[j] += westfall_young(y, n_resamples=L_CAL, rng=i, procedure=proc).adjusted_pvalues[0] <= ALPHA
+    bands = [_band(int(h), n_sets, one_sided=True) for h in hit]
+    ok &= all("pass" in b for b in bands)
+    lines += ["", "Partial null (background 2 shifted by 0.8 SD, pair 0–1 true; must be ≤ α + 3 SE): "
+              f"P(adjusted p(0–1) ≤ α) = {_rate(int(hit[0]), n_sets)} step-down ({bands[0]}), "
+              f"{_rate(int(hit[1]), n_sets)} closed ({bands[1]}) [{time.perf_counter() - t0:.0f} s]", ""]
     return ok
 
 
@@ -141,11 +150,11 @@ def power_joint(args, lines: list[str]) -> None:
     n_sets, n = args.power_datasets, 50
     lines += [f"Power, joint test vs Bonferroni/Holm, k = 3, n = {n}, {n_sets:,} datasets, L = {L_CAL} "
               "(P(at least one pair rejected); mean number of true rejections):", "",
-              "| shifts (SD) | Westfall–Young | Bonferroni, same raw p | Holm, same raw p | "
-              "Bonferroni, sign-flip | Holm, sign-flip |", "|---|---|---|---|---|---|"]
-    for s, shift in enumerate(((0.0, 0.0, 0.4), (0.0, 0.2, 0.45))):
-        any_ = np.zeros(5)
-        true = np.zeros(5)
+              "| shifts (SD) | Westfall–Young step-down | closed testing | Bonferroni, same raw p | "
+              "Holm, same raw p | Bonferroni, sign-flip | Holm, sign-flip |", "|---|---|---|---|---|---|---|"]
+    for s, shift in enumerate(((0.0, 0.0, 0.4), (0.0, 0.2, 0.45), (0.0, 0.0, 1.0))):
+        any_ = np.zeros(6)
+        true = np.zeros(6)
         nonnull = np.array([shift[b] != shift[a] for a, b in ((0, 1), (0, 2), (1, 2))])
         for i in range(n_sets):
             rng = np.random.default_rng([args.seed, 4, s, i])
@@ -153,13 +162,14 @@ def power_joint(args, lines: list[str]) -> None:
             res = westfall_young(y, n_resamples=L_CAL, rng=i)
             raw = np.array(res.raw_pvalues)
             sf = np.array([permutation_test(y[:, b] - y[:, a], n_resamples=L_CAL, rng=i).pvalue for a, b in res.pairs])
-            rejs = [np.array(res.adjusted_pvalues) <= ALPHA,
+            closed = westfall_young(y, n_resamples=L_CAL, rng=i, procedure="closed")
+            rejs = [np.array(res.adjusted_pvalues) <= ALPHA, np.array(closed.adjusted_pvalues) <= ALPHA,
                     adjust_pvalues(raw, method="bonferroni") <= ALPHA, adjust_pvalues(raw, method="holm") <= ALPHA,
                     adjust_pvalues(sf, method="bonferroni") <= ALPHA, adjust_pvalues(sf, method="holm") <= ALPHA]
             for j, rej in enumerate(rejs):
                 any_[j] += rej.any()
                 true[j] += (rej & nonnull).sum()
-        cells = [f"{any_[j] / n_sets:.3f}; {true[j] / n_sets:.2f}" for j in range(5)]
+        cells = [f"{any_[j] / n_sets:.3f}; {true[j] / n_sets:.2f}" for j in range(6)]
         lines.append(f"| {shift} | " + " | ".join(cells) + " |")
     lines.append("")
 

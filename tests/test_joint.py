@@ -219,6 +219,8 @@ def test_threads_and_seeds() -> None:
     assert one == two
     assert westfall_young(y, rng=np.random.default_rng(7), n_resamples=5_000) == one
     assert westfall_young(y, rng=8, n_resamples=5_000) != one
+    c1 = westfall_young(y, rng=7, n_resamples=5_000, _threads=1, procedure="closed")
+    assert c1 == westfall_young(y, rng=7, n_resamples=5_000, _threads=2, procedure="closed")
 
 
 def test_constant_rows_change_nothing_and_are_counted() -> None:

@@ -206,7 +206,10 @@ def _closed(yi, k, fam, obs, eps, two_sided, sigma, method, n_resamples, rng, th
         if use_exact:
             p_sub[mk] = K.closed_exact_counts(*args) / float(perms.shape[0] ** n_inf)
         else:
-            p_sub[mk] = (1.0 + K.closed_counts(*args, n_resamples, seed)) / (n_resamples + 1.0)
+            parallel = (threads > 1) if threads is not None else (
+                n_resamples * radix.size >= PARALLEL_MIN_STEPS and _n_threads() > 1)
+            kern = K.closed_counts_parallel if parallel else K.closed_counts
+            p_sub[mk] = (1.0 + kern(*args, n_resamples, seed)) / (n_resamples + 1.0)
     raw = np.array([p_sub[1 << i] for i in range(m)])
     adj = np.array([max(p_sub[q] for q in range(1, 1 << m) if q >> i & 1) for i in range(m)])
     return raw, adj, float(p_sub[(1 << m) - 1]), (None if use_exact else n_resamples)

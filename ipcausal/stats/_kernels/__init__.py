@@ -43,6 +43,7 @@ from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null
 from ipcausal.stats._kernels.labels import (
     bounded,
     closed_counts,
+    closed_counts_parallel,
     closed_exact_counts,
     label_tables,
     wy_counts,
@@ -93,6 +94,6 @@ __all__ = [
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
-    "bounded", "label_tables", "closed_counts", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
+    "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
     "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
 ]

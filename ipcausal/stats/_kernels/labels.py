@@ -255,10 +255,20 @@ def _closed_chunk(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, see
         _closed_tally(acc, fa, fb, two_sided, sigma, vals, masks, thr, cnt)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def closed_counts(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, n_resamples, seed):
-    """Monte Carlo counts per subset (chunks over threads; identical on any thread count, and
-    the serial path when numba runs one thread)."""
+    """Monte Carlo counts per subset (one thread)."""
+    n_chunks = (n_resamples + CHUNK - 1) // CHUNK
+    cnt = np.zeros(masks.shape[0], dtype=np.int64)
+    for c in range(n_chunks):
+        count = min(CHUNK, n_resamples - c * CHUNK)
+        _closed_chunk(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, seed, c, count, cnt)
+    return cnt
+
+
+@njit(cache=True, parallel=True)
+def closed_counts_parallel(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, n_resamples, seed):
+    """As :func:`closed_counts`, chunks spread over threads (identical counts)."""
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     per = np.zeros((n_chunks, masks.shape[0]), dtype=np.int64)
     for c in prange(n_chunks):
