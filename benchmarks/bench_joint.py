@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import sys
 from pathlib import Path
 
