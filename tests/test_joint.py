@@ -291,8 +291,10 @@ def test_validation_messages(kwargs, exc, pattern) -> None:
 
 
 def test_too_many_backgrounds_for_the_tables() -> None:
-    with pytest.raises(ValueError, match="`y` has 9 backgrounds"):
+    with pytest.raises(ValueError, match="`y` has 9 backgrounds: 362880 relabelings"):
         J._plan(9, 3)
+    with pytest.raises(ValueError, match="`y` has 8 backgrounds: .* MiB of tables"):
+        J._plan(8, 300)
 
 
 def _essays() -> Path | None:
@@ -325,3 +327,14 @@ def test_released_essay_scores() -> None:
     for (a, b), p in zip(closed.pairs, closed.raw_pvalues):  # its raw p: the pair's own sign-flip test
         exact = permutation_test(y[:, b] - y[:, a], method="exact").pvalue
         assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 20_000) + 2e-4
+
+
+def test_draws_stay_uniform_when_rejections_are_frequent() -> None:
+    # k = 8: 40,320 relabelings per prompt, so 38 % of the 16-bit draws are rejected and redrawn
+    y = np.random.default_rng(4).normal(size=(2, 8))
+    y[1] = 0.0  # one informative prompt: the exact route lists its 40,320 relabelings
+    ex = westfall_young(y, method="exact")
+    mc = westfall_young(y, method="monte-carlo", n_resamples=20_000, rng=3)
+    p_ex = np.array(ex.adjusted_pvalues)
+    se = np.sqrt(p_ex * (1 - p_ex) / 20_000) + 1e-4
+    assert np.all(np.abs(np.array(mc.adjusted_pvalues) - p_ex) < 4.5 * se)

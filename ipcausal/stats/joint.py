@@ -141,6 +141,9 @@ def _plan(k: int, n_inf: int, perms: np.ndarray | None = None) -> tuple[np.ndarr
     if perms is None:
         perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
     n_perm = perms.shape[0]
+    if n_perm > K.MAX_BOUND:
+        raise ValueError(f"`y` has {k} backgrounds: {n_perm} relabelings per prompt, more than one "
+                         f"draw of the kernels covers ({K.MAX_BOUND}); at most 8 backgrounds")
     group = 1
     while n_perm ** (group + 1) <= GROUP_RADIX_MAX and group + 1 <= max(n_inf, 1):
         group += 1

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
 from ipcausal.stats._kernels.labels import (
+    MAX_BOUND,
     bounded,
     closed_counts,
     closed_counts_parallel,
@@ -94,6 +95,6 @@ __all__ = [
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
-    "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
+    "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
     "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
 ]

@@ -6,9 +6,9 @@ its contribution to the ``k - 1`` column sums ``A_c = Σ_p (y[p, π_p(c)] − y[
 one row of a precomputed table.  The pair statistic is ``S_ab = A_b − A_a`` (``A_0 = 0``).
 
 Random stream: resample r of chunk c reads lane ``r % LANES`` of :func:`.stream._seed_lanes`
-``(seed, c)``; group i takes the low (i even) or high (i odd) 32 bits of word ``i // 2`` of the
-resample's ``ceil(n_groups / 2)`` words; a rejected draw (probability below ``bound / 2**32``)
-takes the low 32 bits of the lane's next word.  Counts depend only on ``(seed, chunk)``, so
+``(seed, c)``; group i takes bits ``16 (i % 4)`` .. ``16 (i % 4) + 15`` of word ``i // 4`` of the
+resample's ``ceil(n_groups / 4)`` words; a rejected draw (probability below ``bound / 2**16``)
+takes the low 16 bits of the lane's next word.  Counts depend only on ``(seed, chunk)``, so
 the serial and the parallel kernels agree bitwise.
 """
 
@@ -19,23 +19,31 @@ from numba import njit, prange, uint64
 
 from ipcausal.stats._kernels.stream import CHUNK, LANES, _fill_lane, _seed_lanes
 
-_LOW32 = uint64(0xFFFFFFFF)
-_TWO32 = uint64(4294967296)
+_LOW16 = uint64(0xFFFF)
+_TWO16 = uint64(65536)
+MAX_BOUND = 65536  # the largest range one draw covers
 
 
 @njit(cache=True, inline="always")
-def bounded(x32, bound, spare, st, lane):
-    """A uniform integer in ``[0, bound)`` from a uniform 32-bit ``x32`` (Lemire's multiply with
-    rejection, so exactly uniform); a rejection draws the lane's next word into ``spare``."""
-    m = x32 * bound
-    low = m & _LOW32
+def bounded(x16, bound, spare, st, lane):
+    """A uniform integer in ``[0, bound)`` (``bound`` ≤ 2**16) from a uniform 16-bit ``x16``
+    (Lemire's multiply with rejection, so exactly uniform); a rejection (probability below
+    ``bound / 2**16``) draws the lane's next word into ``spare`` and uses its low 16 bits."""
+    m = x16 * bound
+    low = m & _LOW16
     if low < bound:
-        t = (_TWO32 - bound) % bound
+        t = (_TWO16 - bound) % bound
         while low < t:
             _fill_lane(spare, 1, st, lane)
-            m = (spare[0] & _LOW32) * bound
-            low = m & _LOW32
-    return np.int64(m >> uint64(32))
+            m = (spare[0] & _LOW16) * bound
+            low = m & _LOW16
+    return m >> uint64(16)
+
+
+@njit(cache=True, inline="always")
+def field(buf, i):
+    """The i-th 16-bit field of ``buf`` (bits 16 (i % 4) .. of word i // 4)."""
+    return (buf[i >> 2] >> uint64(16 * (i & 3))) & _LOW16
 
 
 @njit(cache=True)
@@ -106,50 +114,67 @@ def _wy_tally(acc, pa, pb, two_sided, sigma, pool, fam, thr, hist, sd):
 
 @njit(cache=True, inline="always")
 def _relabel(buf, tab, radix, rmax, km1, spare, st, lane, acc):
-    """One random relabeling of every prompt: the column sums ``acc[1:]`` (``acc[0]`` stays 0)."""
+    """One random relabeling of every prompt: the column sums ``acc[1:]`` (``acc[0]`` stays 0).
+
+    Group g draws from 16-bit field g of ``buf``; table indices are unsigned (no
+    negative-index wraparound code in the loop).
+    """
     n_groups = radix.shape[0]
+    rm = uint64(rmax)
     if km1 == 2:  # three backgrounds, the common case: scalar accumulators, two sets
         a1 = 0.0
         a2 = 0.0
         b1 = 0.0
         b2 = 0.0
-        for i in range(n_groups >> 1):
+        base = uint64(0)
+        for i in range(n_groups >> 2):
             w = buf[i]
-            g = 2 * i
-            row = (g * rmax + bounded(w & _LOW32, radix[g], spare, st, lane)) * 2
+            g = 4 * i
+            row = (base + bounded(w & _LOW16, radix[g], spare, st, lane)) << uint64(1)
             a1 += tab[row]
-            a2 += tab[row + 1]
-            row = ((g + 1) * rmax + bounded(w >> uint64(32), radix[g + 1], spare, st, lane)) * 2
+            a2 += tab[row + uint64(1)]
+            base += rm
+            row = (base + bounded((w >> uint64(16)) & _LOW16, radix[g + 1], spare, st, lane)) << uint64(1)
             b1 += tab[row]
-            b2 += tab[row + 1]
-        if n_groups & 1:
-            g = n_groups - 1
-            row = (g * rmax + bounded(buf[g >> 1] & _LOW32, radix[g], spare, st, lane)) * 2
+            b2 += tab[row + uint64(1)]
+            base += rm
+            row = (base + bounded((w >> uint64(32)) & _LOW16, radix[g + 2], spare, st, lane)) << uint64(1)
             a1 += tab[row]
-            a2 += tab[row + 1]
+            a2 += tab[row + uint64(1)]
+            base += rm
+            row = (base + bounded(w >> uint64(48), radix[g + 3], spare, st, lane)) << uint64(1)
+            b1 += tab[row]
+            b2 += tab[row + uint64(1)]
+            base += rm
+        for g in range(4 * (n_groups >> 2), n_groups):
+            row = (base + bounded(field(buf, g), radix[g], spare, st, lane)) << uint64(1)
+            a1 += tab[row]
+            a2 += tab[row + uint64(1)]
+            base += rm
         acc[1] = a1 + b1
         acc[2] = a2 + b2
     elif km1 == 1:
         a1 = 0.0
+        base = uint64(0)
         for g in range(n_groups):
-            w = buf[g >> 1]
-            x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
-            a1 += tab[g * rmax + bounded(x, radix[g], spare, st, lane)]
+            a1 += tab[base + bounded(field(buf, g), radix[g], spare, st, lane)]
+            base += rm
         acc[1] = a1
     else:
+        width = uint64(km1)
         for j in range(km1 + 1):
             acc[j] = 0.0
+        base = uint64(0)
         for g in range(n_groups):
-            w = buf[g >> 1]
-            x = (w >> uint64(32)) if (g & 1) else (w & _LOW32)
-            row = (g * rmax + bounded(x, radix[g], spare, st, lane)) * km1
+            row = (base + bounded(field(buf, g), radix[g], spare, st, lane)) * width
             for j in range(km1):
-                acc[j + 1] += tab[row + j]
+                acc[j + 1] += tab[row + uint64(j)]
+            base += rm
 
 
 @njit(cache=True)
 def _wy_chunk(tab, radix, rmax, k, pa, pb, two_sided, sigma, fam, thr, seed, chunk, count, hist, sd):
-    n_words = (radix.shape[0] + 1) // 2
+    n_words = (radix.shape[0] + 3) // 4
     buf = np.empty(n_words, dtype=np.uint64)
     spare = np.empty(1, dtype=np.uint64)
     st = _seed_lanes(seed, chunk)
@@ -242,7 +267,7 @@ def _closed_tally(acc, fa, fb, two_sided, sigma, vals, masks, thr, cnt):
 
 @njit(cache=True)
 def _closed_chunk(tab, radix, rmax, k, fa, fb, two_sided, sigma, masks, thr, seed, chunk, count, cnt):
-    n_words = (radix.shape[0] + 1) // 2
+    n_words = (radix.shape[0] + 3) // 4
     buf = np.empty(n_words, dtype=np.uint64)
     spare = np.empty(1, dtype=np.uint64)
     st = _seed_lanes(seed, chunk)

@@ -3,8 +3,8 @@
 A split is a bit mask of the responses on side X; fixing response 0 on side X lists each
 unordered split once (the statistic is symmetric in the sides), ``C(2r − 1, r − 1)`` of them.
 Table route: ``tab[p, s]`` is pair p's statistic under split s, a resample draws one uniform
-split per pair (:func:`.labels.bounded`, the low/high 32 bits of word ``p // 2`` of the
-resample's lane, as in :mod:`.labels`).  Direct route (large r): a partial Fisher–Yates shuffle
+split per pair (:func:`.labels.bounded` on 16-bit field p of the resample's words, as in
+:mod:`.labels`).  Direct route (large r): a partial Fisher–Yates shuffle
 per pair, the statistic summed from the similarities.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
-from ipcausal.stats._kernels.labels import _LOW32, bounded
+from ipcausal.stats._kernels.labels import _LOW16, bounded, field
 from ipcausal.stats._kernels.stream import CHUNK, LANES, _fill_lane, _seed_lanes
 
 
@@ -47,7 +47,8 @@ def split_tables(upper, masks, a_coef, b_coef):
 @njit(cache=True)
 def _split_chunk(tab, bound, thr, seed, chunk, count):
     n = tab.shape[0]
-    n_words = (n + 1) // 2
+    flat = tab.ravel()  # unsigned flat indices: no negative-index wraparound code in the loop
+    n_words = (n + 3) // 4
     buf = np.empty(n_words, dtype=np.uint64)
     spare = np.empty(1, dtype=np.uint64)
     st = _seed_lanes(seed, chunk)
@@ -55,23 +56,25 @@ def _split_chunk(tab, bound, thr, seed, chunk, count):
     for r in range(count):
         lane = r % LANES
         _fill_lane(buf, n_words, st, lane)
-        # four accumulators hide the float-add latency (pairs 4i .. 4i + 3 read words 2i, 2i + 1)
+        # four accumulators hide the float-add latency (pairs 4i .. 4i + 3 read word i)
         t0 = 0.0
         t1 = 0.0
         t2 = 0.0
         t3 = 0.0
+        base = uint64(0)
         for i in range(n >> 2):
-            w0 = buf[2 * i]
-            w1 = buf[2 * i + 1]
-            p = 4 * i
-            t0 += tab[p, bounded(w0 & _LOW32, bound, spare, st, lane)]
-            t1 += tab[p + 1, bounded(w0 >> uint64(32), bound, spare, st, lane)]
-            t2 += tab[p + 2, bounded(w1 & _LOW32, bound, spare, st, lane)]
-            t3 += tab[p + 3, bounded(w1 >> uint64(32), bound, spare, st, lane)]
+            w = buf[i]
+            t0 += flat[base + bounded(w & _LOW16, bound, spare, st, lane)]
+            base += bound
+            t1 += flat[base + bounded((w >> uint64(16)) & _LOW16, bound, spare, st, lane)]
+            base += bound
+            t2 += flat[base + bounded((w >> uint64(32)) & _LOW16, bound, spare, st, lane)]
+            base += bound
+            t3 += flat[base + bounded(w >> uint64(48), bound, spare, st, lane)]
+            base += bound
         for p in range(4 * (n >> 2), n):
-            w = buf[p >> 1]
-            x = (w >> uint64(32)) if (p & 1) else (w & _LOW32)
-            t0 += tab[p, bounded(x, bound, spare, st, lane)]
+            t0 += flat[base + bounded(field(buf, p), bound, spare, st, lane)]
+            base += bound
         t = (t0 + t1) + (t2 + t3)
         if t >= thr:
             ge += 1
@@ -129,7 +132,7 @@ def split_exact_count(tab, thr):
 @njit(cache=True)
 def _direct_chunk(upper, totals, r, a_coef, b_coef, thr, seed, chunk, count):
     n, m, _ = upper.shape
-    n_words = (n * r + 1) // 2
+    n_words = (n * r + 3) // 4
     buf = np.empty(n_words, dtype=np.uint64)
     spare = np.empty(1, dtype=np.uint64)
     st = _seed_lanes(seed, chunk)
@@ -146,10 +149,8 @@ def _direct_chunk(upper, totals, r, a_coef, b_coef, thr, seed, chunk, count):
                 idx[i] = i
                 side[i] = 1
             for i in range(r):  # partial Fisher–Yates: the first r of idx go to side X
-                w = buf[q >> 1]
-                x = (w >> uint64(32)) if (q & 1) else (w & _LOW32)
+                j = i + np.int64(bounded(field(buf, q), uint64(m - i), spare, st, lane))
                 q += 1
-                j = i + bounded(x, uint64(m - i), spare, st, lane)
                 tmp = idx[i]
                 idx[i] = idx[j]
                 idx[j] = tmp
