@@ -164,6 +164,8 @@ def test_validation_of_values_and_options() -> None:
         mmd_permutation_test(sim, n_resamples=0)
     with pytest.raises(TypeError, match="`rng` must be None"):
         mmd_permutation_test(sim, method="monte-carlo", rng="x")
+    with pytest.raises(TypeError, match="`rng` must be None"):
+        mmd_permutation_test(sim, method="exact", rng=1.5)
 
 
 def test_similarity_matrices_score_each_unordered_pair_once() -> None:

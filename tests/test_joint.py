@@ -281,6 +281,7 @@ def test_auto_picks_exact_when_small_and_exact_refuses_when_large() -> None:
     (dict(n_resamples=0), ValueError, "`n_resamples` must be >= 1"),
     (dict(n_resamples=10.0), TypeError, "`n_resamples` must be an integer"),
     (dict(rng="seed", method="monte-carlo"), TypeError, "`rng` must be None"),
+    (dict(rng=-1, method="exact", y=_data(0, 3)), TypeError, "`rng` must be None"),
 ])
 def test_validation_messages(kwargs, exc, pattern) -> None:
     args = dict(y=_data(0, 10))

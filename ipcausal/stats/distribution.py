@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
-from ipcausal.stats._validate import choice, positive_int, seed_from
+from ipcausal.stats._validate import as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import MMDTestResult
 
 __all__ = ["mmd_permutation_test", "similarity_matrices", "METHODS"]
@@ -139,6 +139,7 @@ def mmd_permutation_test(
     sim = _as_similarities(similarity)
     method = choice(method, "method", METHODS)
     n_resamples = DEFAULT_RESAMPLES if n_resamples is None else positive_int(n_resamples, "n_resamples")
+    rng = as_generator(rng)  # validated here, drawn from only on the Monte Carlo route
     n, m, _ = sim.shape
     r = m // 2
     a_coef = 1.0 / (r * (r - 1)) + 1.0 / r**2  # statistic = a · (same-side sum) − b · (all-pairs sum)

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
-from ipcausal.stats._validate import ALTERNATIVES, choice, positive_int, seed_from
+from ipcausal.stats._validate import ALTERNATIVES, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import WestfallYoungResult
 
 __all__ = ["westfall_young", "METHODS"]
@@ -288,6 +288,7 @@ def westfall_young(
     method = choice(method, "method", METHODS)
     procedure = choice(procedure, "procedure", PROCEDURES)
     n_resamples = DEFAULT_RESAMPLES if n_resamples is None else positive_int(n_resamples, "n_resamples")
+    rng = as_generator(rng)  # validated here, drawn from only on the Monte Carlo route
     two_sided = alternative == "two-sided"
     sigma = -1.0 if alternative == "less" else 1.0
 

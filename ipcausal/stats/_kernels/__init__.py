@@ -33,6 +33,12 @@ each distinct value occupies a contiguous bit range; the weight of the positive 
 ``W = Σ_v v · popcount(bits in range v)``: one popcount per (word, value) segment, exact
 integer comparisons.
 
+**Label permutations and side splits** (:mod:`.labels`, :mod:`.splits`): a resample reads the
+same lanes, but each 64-bit word gives four 16-bit fields, and field i is turned into a uniform
+integer below the range of group i (Lemire's multiply with rejection; a rejected field is
+replaced by the low 16 bits of the lane's next word).  A group is a few prompts' joint
+relabeling (P**group ≤ 256) or one pair's split; its contribution is one row of a table.
+
 **Exact null on a lattice** (:func:`.exact.lattice_null`): dynamic programming with two buffers
 (vectorizable), in counts rescaled by powers of two so no subnormals slow it down.
 """
