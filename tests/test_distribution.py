@@ -198,3 +198,13 @@ def test_similarity_matrices_score_each_unordered_pair_once() -> None:
 def test_similarity_matrices_validation(args, exc, pattern) -> None:
     with pytest.raises(exc, match=pattern):
         similarity_matrices(*args)
+
+
+def test_exact_p_is_invariant_to_an_affine_change_of_the_similarity() -> None:
+    sim = _sims(12, 3, 3, shift=0.6)
+    base = mmd_permutation_test(sim, method="exact")
+    moved = mmd_permutation_test(4.0 * sim - 1.5, method="exact")
+    assert moved.pvalue == pytest.approx(base.pvalue, rel=1e-12)
+    assert moved.statistic == pytest.approx(4.0 * base.statistic)
+    order = [2, 0, 1]  # the order of the pairs changes nothing exact
+    assert mmd_permutation_test(sim[order], method="exact").pvalue == pytest.approx(base.pvalue, rel=1e-12)

@@ -339,3 +339,14 @@ def test_draws_stay_uniform_when_rejections_are_frequent() -> None:
     p_ex = np.array(ex.adjusted_pvalues)
     se = np.sqrt(p_ex * (1 - p_ex) / 20_000) + 1e-4
     assert np.all(np.abs(np.array(mc.adjusted_pvalues) - p_ex) < 4.5 * se)
+
+
+def test_exact_is_invariant_to_the_order_of_prompts_and_backgrounds() -> None:
+    y = _data(31, 6, shift=0.5)
+    base = westfall_young(y, method="exact")
+    rows = westfall_young(y[::-1], method="exact")
+    np.testing.assert_allclose(rows.adjusted_pvalues, base.adjusted_pvalues, rtol=1e-12)
+    # relabel the columns 0 ↔ 2: pair (0, 1) becomes (2, 1), and so on
+    swapped = westfall_young(y[:, [2, 1, 0]], pairs=[(2, 1), (2, 0), (1, 0)], method="exact")
+    np.testing.assert_allclose(swapped.adjusted_pvalues, base.adjusted_pvalues, rtol=1e-12)
+    np.testing.assert_allclose(swapped.pair_statistics, base.pair_statistics, rtol=1e-12)
