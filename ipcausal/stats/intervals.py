@@ -45,8 +45,8 @@ MAX_CLASS_SUBSETS = 1 << 20  # count vectors the enumeration law may hold (about
 MAX_LATTICE_GRID = 1 << 21  # cells of the FFT grid of the lattice law (about 50 MB of arrays)
 BOX_MASS = 5e-15  # mass left outside the grid, per axis (Hoeffding bound)
 SPECTRUM_FLOOR = 1e-20  # |characteristic function| below this is set to 0 (moves a cell < 1e-20)
-CERTIFY_TOL = 1e-11
-PARALLEL_MIN_CELLS = 10**12  # FFT grids from this size compute their spectrum on all threads  # |p - α| below this leaves a lattice endpoint uncertified
+CERTIFY_TOL = 1e-11  # |p - α| below this leaves a lattice endpoint uncertified
+PARALLEL_MIN_CELLS = 10**12  # FFT grids from this size compute their spectrum on all threads
 _REL_TOL = 1e-9  # the p-value's tie tolerance (permutation.py), for the one-sided tails
 
 
@@ -292,7 +292,8 @@ def _mc_law(y: np.ndarray, n: int, scale: float, mean: float, n_resamples: int, 
     bits[:m] = sg_s
     sgn = (bits.reshape(n_words, 64) << np.arange(64, dtype=np.uint64)).sum(axis=1).astype(np.uint64)
     n_zero = n - m
-    from ipcausal.stats.permutation import _use_threads, PARALLEL_MIN_WORDS
+    from ipcausal.stats._threads import PARALLEL_MIN_WORDS
+    from ipcausal.stats._threads import use_threads as _use_threads
 
     kern = K.mc_subsets_parallel if _use_threads(n_words * n_resamples, None, PARALLEL_MIN_WORDS) else K.mc_subsets
     t, v = kern(tab, n_words, np.ascontiguousarray(sgn), m, n_zero, n_resamples, seed)

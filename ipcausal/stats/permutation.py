@@ -32,6 +32,7 @@ import numpy as np
 
 from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
+from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, open_unit, positive_int, seed_from
 
 __all__ = ["permutation_test", "lattice_units", "METHODS", "paper_compat_pvalue"]
@@ -41,11 +42,6 @@ MAX_ENUMERATION_N = 24
 MAX_LATTICE_CELLS = 400_000_000  # n * sum(k): DP work bound for exact lattice p-values
 AUTO_LATTICE_CELLS = 50_000_000  # what "auto" still calls cheap
 AUTO_ENUMERATION_N = 16
-# work (resamples x words of 64 signs) below which one thread is used: about 6 ms on one thread
-# for either kernel.  A second thread halves that on an idle machine but can cost several times
-# more when the other core is busy, so short jobs stay on the calling thread.
-PARALLEL_MIN_WORDS = 1_250_000  # portable byte tables (n = 1,650: L >= 48,000)
-PARALLEL_MIN_WORDS_SIMD = 4_000_000  # AVX-512 (n = 1,650: L >= 154,000)
 _REL_TOL = 1e-9
 _MAX_DENOMINATOR = 1000
 
@@ -137,11 +133,11 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
             t_int = int(np.dot(signs[order].astype(np.int64), k_s))
             work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
             if simd:
-                parallel = _use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
+                parallel = use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
                 kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
                 return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
                             n_resamples, seed)
-            parallel = _use_threads(work, threads, PARALLEL_MIN_WORDS)
+            parallel = use_threads(work, threads, PARALLEL_MIN_WORDS)
             kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
             return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
     t_obs = float(np.dot(signs, a))
@@ -149,11 +145,11 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
     if simd:
         tab, n_words = K.nibble_tables(a_s)
-        parallel = _use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)
+        parallel = use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)
         kern = K.mc_counts_simd_parallel if parallel else K.mc_counts_simd
     else:
         tab, n_words = K.word_tables(a_s)
-        parallel = _use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS)
+        parallel = use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS)
         kern = K.mc_counts_table_parallel if parallel else K.mc_counts_table
     return kern(tab, n_words, *bounds, n_resamples, seed)
 
@@ -177,16 +173,6 @@ def _simd() -> bool:
     return True
 
 
-def _use_threads(work: int, threads: int | None, min_work: int) -> bool:
-    if threads is not None:
-        return threads > 1
-    return work >= min_work and _n_threads() > 1
-
-
-def _n_threads() -> int:
-    import numba
-
-    return int(numba.get_num_threads())
 
 
 def permutation_test(

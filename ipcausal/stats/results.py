@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 __all__ = ["Result", "SignFlipResult", "SignTestResult", "PBResult", "MeanCIResult", "EquivalenceResult", "plain",
-           "SequentialTestResult", "SequentialSignResult", "EMultipleResult"]
+           "SequentialTestResult", "SequentialSignResult", "EMultipleResult", "WestfallYoungResult", "MMDTestResult"]
 
 
 def plain(value: Any) -> Any:
@@ -242,3 +242,57 @@ class EMultipleResult(Result):
     def any_reject(self) -> bool:
         """Whether any hypothesis is rejected (the model's verdict across its groups)."""
         return any(self.reject)
+
+
+@dataclass(frozen=True)
+class WestfallYoungResult(Result):
+    """Result of :func:`ipcausal.westfall_young`, the joint test across backgrounds.
+
+    ``pvalue`` is the omnibus p for "no background matters" (single-step max-T, equal to the
+    smallest adjusted p) and ``statistic`` its statistic, the largest |mean difference| (or
+    the largest oriented one, one-sided).  Per pair, in the order of ``pairs`` (column
+    indices (a, b)): ``pair_statistics`` = mean(y_b − y_a), ``raw_pvalues`` (the same
+    randomisation, one pair at a time), ``adjusted_pvalues`` (Westfall–Young step-down max-T,
+    monotone in the ranks).  ``n`` prompts (``n_constant`` of them scored alike by every
+    background, which no relabeling changes), ``k`` backgrounds; ``pvalue_se`` is the Monte
+    Carlo standard error of ``pvalue`` (0 when exact).
+    """
+
+    statistic: float
+    pvalue: float
+    alternative: str
+    method: str
+    n: int
+    k: int
+    null_hypothesis: str
+    n_resamples: int | None
+    pvalue_se: float
+    pairs: tuple[tuple[int, int], ...]
+    pair_statistics: tuple[float, ...]
+    raw_pvalues: tuple[float, ...]
+    adjusted_pvalues: tuple[float, ...]
+    n_constant: int = 0
+    procedure: str = "step-down"
+
+
+@dataclass(frozen=True)
+class MMDTestResult(Result):
+    """Result of :func:`ipcausal.mmd_permutation_test`, the free-text test of Definition 1.
+
+    ``statistic`` is the mean over pairs of (mean within-side similarity − mean cross-side
+    similarity), diagonal excluded (half the unbiased MMD² estimate); ``pair_statistics``
+    holds each pair's value.  ``pvalue`` is one-sided (a large statistic says the sides
+    differ); ``n`` pairs with ``r`` responses per side; ``pvalue_se`` is the Monte Carlo
+    standard error (0 when exact).
+    """
+
+    statistic: float
+    pvalue: float
+    alternative: str
+    method: str
+    n: int
+    r: int
+    null_hypothesis: str
+    n_resamples: int | None
+    pvalue_se: float
+    pair_statistics: tuple[float, ...]

@@ -6,7 +6,9 @@ Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact
 :mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`),
 :mod:`.intervals` (the laws that confidence intervals by test inversion read),
 :mod:`.sequential` (betting e-processes and confidence sequences of :mod:`ipcausal.stats.sequential`;
-its module docstring describes the state vector).  Summary:
+its module docstring describes the state vector),
+:mod:`.labels` (per-prompt background relabelings of :func:`ipcausal.stats.joint.westfall_young`),
+:mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -34,6 +36,12 @@ each distinct value occupies a contiguous bit range; the weight of the positive 
 ``W = Σ_v v · popcount(bits in range v)``: one popcount per (word, value) segment, exact
 integer comparisons.
 
+**Label permutations and side splits** (:mod:`.labels`, :mod:`.splits`): a resample reads the
+same lanes, but each 64-bit word gives four 16-bit fields, and field i is turned into a uniform
+integer below the range of group i (Lemire's multiply with rejection; a rejected field is
+replaced by the low 16 bits of the lane's next word).  A group is a few prompts' joint
+relabeling (P**group ≤ 256) or one pair's split; its contribution is one row of a table.
+
 **Exact null on a lattice** (:func:`.exact.lattice_null`): dynamic programming with two buffers
 (vectorizable), in counts rescaled by powers of two so no subnormals slow it down.
 """
@@ -50,6 +58,17 @@ from ipcausal.stats._kernels.intervals import (
     mc_subsets,
     mc_split,
     mc_subsets_parallel,
+)
+from ipcausal.stats._kernels.labels import (
+    MAX_BOUND,
+    bounded,
+    closed_counts,
+    closed_counts_parallel,
+    closed_exact_counts,
+    label_tables,
+    wy_counts,
+    wy_counts_parallel,
+    wy_exact_counts,
 )
 from ipcausal.stats._kernels.multitest import (
     mt_check,
@@ -69,6 +88,13 @@ from ipcausal.stats._kernels.simd import (
     nibble_tables,
     segment_starts,
     simd_available,
+)
+from ipcausal.stats._kernels.splits import (
+    split_counts,
+    split_counts_direct,
+    split_counts_parallel,
+    split_exact_count,
+    split_tables,
 )
 from ipcausal.stats._kernels.stream import CHUNK, LANES, random_words
 from ipcausal.stats._kernels.tables import (
@@ -93,4 +119,6 @@ __all__ = [
     "lattice_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
     "new_state_vector", "seq_update", "seq_monitor_many",
+    "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
+    "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
 ]
