@@ -84,8 +84,8 @@ def test_report_knows_nothing_of_backends(module: str) -> None:
 def test_numba_only_in_the_kernels() -> None:
     users = {m for m, t in GRAPH.items() if any(x == "numba" or x.startswith("numba.") for x in t)}
     outside = {m for m in users if not m.startswith("ipcausal.stats._kernels")}
-    # permutation/multitest ask numba for the thread count only (numba.get_num_threads), no jit
-    assert outside <= {"ipcausal.stats.permutation", "ipcausal.stats.multitest"}, outside
+    # stats/_threads.py asks numba for the thread count only (numba.get_num_threads), no jit
+    assert outside <= {"ipcausal.stats._threads"}, outside
     for path in PKG.rglob("*.py"):
         if "_kernels" not in path.parts:
             assert "@njit" not in path.read_text(encoding="utf-8") and "@jit" not in path.read_text(encoding="utf-8")

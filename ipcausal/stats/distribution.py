@@ -256,6 +256,6 @@ def similarity_matrices(
 
 
 def _n_threads() -> int:
-    import numba
+    from ipcausal.stats._threads import n_threads
 
-    return int(numba.get_num_threads())
+    return n_threads()

@@ -378,6 +378,6 @@ def westfall_young(
 
 
 def _n_threads() -> int:
-    import numba
+    from ipcausal.stats._threads import n_threads
 
-    return int(numba.get_num_threads())
+    return n_threads()

@@ -112,9 +112,9 @@ def _rank_based_threads(rows: np.ndarray, method: str, out: np.ndarray) -> bool:
     """:func:`_rank_based` with the rows split over threads when the call is big enough."""
     threads = 1
     if rows.shape[0] > 1 and rows.size >= PARALLEL_MIN_VALUES:
-        import numba
+        from ipcausal.stats._threads import n_threads
 
-        threads = min(int(numba.get_num_threads()), rows.shape[0])
+        threads = min(n_threads(), rows.shape[0])
     if threads == 1:
         return _rank_based(rows, method, out)
     from concurrent.futures import ThreadPoolExecutor
