@@ -23,14 +23,28 @@ def ip_pairs():
     return SimulatedModel(effect=1.5, seed=22).study(n=30, rng=0)
 
 
-def test_assert_no_ip_passes_and_returns_the_report(null_pairs):
-    report = assert_no_ip(null_pairs, rng=0)
+def test_assert_no_ip_needs_a_margin_and_passes_only_when_shown(null_pairs):
+    with pytest.raises(TypeError, match="margin"):
+        assert_no_ip(null_pairs)  # a failure to reject is not evidence of no IP
+    big = SimulatedModel(effect=0.0, noise=0.3, seed=21).study(n=300, rng=0)
+    report = assert_no_ip(big, margin=0.2, rng=0)
     assert isinstance(report, Report) and not report.ip_detected
+    assert all(g.equivalence == "equivalent" for g in report.groups)
+    assert all(-0.2 < g.equivalence_ci_low and g.equivalence_ci_high < 0.2 for g in report.groups)
+
+
+def test_assert_no_ip_on_three_pairs_is_inconclusive_and_says_how_many_are_needed():
+    tiny = SimulatedModel(effect=0.0, seed=21).study(n=3, rng=0)
+    with pytest.raises(AssertionError, match="inconclusive") as info:
+        assert_no_ip(tiny, margin=0.2, rng=0)
+    msg = str(info.value)
+    assert "absence of evidence is not evidence of absence" in msg and "Needed by ipcausal.power" in msg
+    assert "pairs (now 3)" in msg
 
 
 def test_assert_no_ip_fails_with_the_report_as_message(ip_pairs):
     with pytest.raises(AssertionError, match="implicit personalization detected at alpha=0.05") as info:
-        assert_no_ip(ip_pairs, rng=0)
+        assert_no_ip(ip_pairs, margin=0.5, rng=0)
     msg = str(info.value)
     assert "american vs british" in msg and "ipcausal report" in msg and "H0: mean(Δ) = 0" in msg
 
@@ -58,30 +72,34 @@ def test_alpha_is_applied_to_the_adjusted_pvalues_of_a_report():
     )
     report = ipcausal.test(pairs)
     assert_ip(report)
-    assert_no_ip(report, alpha=0.001)
-    with pytest.raises(AssertionError):
-        assert_no_ip(report)
     with pytest.raises(AssertionError):
         assert_ip(pairs, alpha=0.001)
+    with pytest.raises(ValueError, match="has no equivalence verdicts"):
+        assert_no_ip(report, margin=1.0)
 
 
 def test_similarity_outcomes_and_test_options():
     sim = SimulatedModel(effect=2.0, outcome="similarity", seed=24)
     pairs = sim.study(n=30, rng=1)
     assert_ip(pairs)
-    assert_no_ip(pairs, m0=0.05)  # nobody's answers are that far apart
+    with pytest.raises(ValueError, match="`margin` .* needs an interval outcome"):
+        assert_no_ip(pairs, margin=0.1)
 
 
 def test_bad_arguments(null_pairs):
-    report = ipcausal.test(null_pairs, rng=0)
+    report = ipcausal.test(null_pairs, rng=0, margin=0.5)
     with pytest.raises(TypeError, match="`rng`"):
-        assert_no_ip(report, rng=0)
+        assert_no_ip(report, margin=0.5, rng=0)
+    with pytest.raises(ValueError, match="differs from the Report's margin"):
+        assert_no_ip(report, margin=0.4)
     with pytest.raises(ValueError, match="`alpha`"):
-        assert_no_ip(null_pairs, alpha=1.5)
+        assert_no_ip(null_pairs, margin=0.5, alpha=1.5)
+    with pytest.raises(ValueError, match="`margin` must be a positive finite"):
+        assert_no_ip(null_pairs, margin=-1)
     with pytest.raises(ValueError, match="`alpha`"):
         assert_ip(report, alpha=0.0)
     with pytest.raises(TypeError, match="`pairs`"):
-        assert_no_ip(42)
+        assert_no_ip(42, margin=0.5)
 
 
 def test_plugin_fixtures(simulated_model, ipcausal_cache):  # noqa: F811

@@ -203,3 +203,75 @@ def test_cli_cluster_and_order(tmp_path, capsys) -> None:
     assert g2["background_a"] == "false_belief" and g2["effect"] == pytest.approx(-g["effect"])
     assert main(["test", str(path), "--order", "x"]) == 2
     assert "argument --order: must name at least two backgrounds" in capsys.readouterr().err
+
+
+def three_backgrounds(n: int = 60, shift: float = 0.0, seed: int = 0) -> PairSet:
+    """One response per (prompt, background), reused by the two groups that contain it."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(n):
+        base = rng.normal(0, 1)
+        s = {"sae": base + rng.normal(0, 1), "aae": base + rng.normal(0, 1) - shift, "esl": base + rng.normal(0, 1)}
+        for a, b in (("sae", "aae"), ("sae", "esl"), ("aae", "esl")):
+            rows.append({"pair_id": f"{p}{a}{b}", "background_i": a, "background_j": b, "x_i": "", "x_j": "",
+                         "score_i": s[a], "score_j": s[b], "prompt_id": f"p{p}"})
+    return PairSet.from_records(rows)
+
+
+def test_westfall_young_in_the_report_and_against_the_engine() -> None:
+    ps = three_backgrounds(shift=0.6, seed=3)
+    rep = ipcausal.test(ps, correction="westfall-young", n_resamples=20_000, rng=5)
+    model = "(model not given)"
+    assert set(rep.omnibus) == {model} and rep.omnibus[model]["k"] == 3
+    order = ["aae", "esl", "sae"]
+    y = np.array([[r[b] for b in order] for r in _prompt_rows(ps, order)])
+    fam = [(order.index(g.background_a), order.index(g.background_b)) for g in rep.groups]
+    ref = ipcausal.westfall_young(y, pairs=fam, n_resamples=20_000, rng=5)
+    for got, want in zip([g.pvalue_adjusted for g in rep.groups], ref.adjusted_pvalues):  # other draws: MC error
+        assert abs(got - want) <= 4 * math.sqrt(max(want, 1e-4) * (1 - want) / 20_000) * math.sqrt(2)
+    assert rep.omnibus[model]["pvalue"] == min(g.pvalue_adjusted for g in rep.groups)
+    bonf = ipcausal.adjust_pvalues([g.pvalue for g in rep.groups], "bonferroni")
+    assert all(w <= b + 1e-12 for w, b in zip([g.pvalue_adjusted for g in rep.groups], bonf))
+    assert "joint test, no background matters" in str(rep)
+    assert ipcausal.Report.from_dict(rep.to_dict()).to_dict() == rep.to_dict()
+
+
+def _prompt_rows(ps: PairSet, order: list[str]) -> list[dict]:
+    table: dict[str, dict] = {}
+    for r in ps.records():
+        table.setdefault(r["prompt_id"], {})[r["background_i"]] = r["score_i"]
+        table[r["prompt_id"]][r["background_j"]] = r["score_j"]
+    return list(table.values())
+
+
+def test_westfall_young_names_the_prompts_that_lack_a_background() -> None:
+    ps = three_backgrounds(n=10)
+    df = ps.to_frame()
+    df = df[~((df.prompt_id == "p3") & (df.background_j == "esl"))]
+    with pytest.raises(ValueError, match="prompts lack one, e.g. p3"):
+        ipcausal.test(PairSet.from_frame(df), correction="westfall-young")
+    with pytest.raises(ValueError, match="needs a `prompt_id` column"):
+        ipcausal.test(ps.drop_columns("prompt_id"), correction="westfall-young")
+
+
+def test_margin_gives_reject_equivalent_inconclusive() -> None:
+    rng = np.random.default_rng(0)
+
+    def pairs(mean: float, n: int) -> PairSet:
+        d = rng.normal(mean, 0.5, n)
+        return PairSet.from_records({"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "", "x_j": "",
+                                     "score_i": 0.0, "score_j": float(d[k])} for k in range(n))
+
+    big_null = ipcausal.test(pairs(0.0, 400), margin=0.2, rng=1).groups[0]
+    assert big_null.equivalence == "equivalent" and -0.2 < big_null.equivalence_ci_low
+    small = ipcausal.test(pairs(0.0, 6), margin=0.2, rng=1).groups[0]
+    assert small.equivalence == "inconclusive" and not small.reject
+    effect = ipcausal.test(pairs(1.0, 50), margin=0.2, rng=1).groups[0]
+    assert effect.equivalence == "reject" and effect.reject
+    # TOST by the engine on the same data agrees
+    ps = pairs(0.05, 300)
+    g = ipcausal.test(ps, margin=0.2, method="exact" if False else "monte-carlo", rng=2).groups[0]
+    eq = ipcausal.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2))
+    assert (g.equivalence == "equivalent") == eq.equivalent
+    with pytest.raises(ValueError, match="`margin` must be a positive finite"):
+        ipcausal.test(ps, margin=0)

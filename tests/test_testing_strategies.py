@@ -187,8 +187,10 @@ def test_sign_symmetry(ps):
     (g,), (h,) = _test(ps, method="exact").groups, _test(flipped, method="exact").groups
     assert h.effect == pytest.approx(-g.effect, abs=1e-12)
     assert h.pvalue == pytest.approx(g.pvalue, rel=1e-9)
-    one = _test(ps, method="exact", alternative="greater").groups[0].pvalue
-    other = _test(flipped, method="exact", alternative="less").groups[0].pvalue
+    # one-sided tests need a fixed direction (`order`) when pairs are stored both ways
+    order = sorted(set(df["background_i"]) | set(df["background_j"]))
+    one = _test(ps, method="exact", alternative="greater", order=order).groups[0].pvalue
+    other = _test(flipped, method="exact", alternative="less", order=order).groups[0].pvalue
     assert one == pytest.approx(other, rel=1e-9)
 
 

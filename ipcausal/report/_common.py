@@ -59,11 +59,16 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-group table."""
     effect = "mean Δ" if report.outcome == "interval" else "median s"
     header = ["model", "pair", "n", "test", "method", effect, "95% CI", "p", "p adj", "reject H0"]
+    if report.margin is not None:
+        header.append(f"|Δ| < {report.margin:g}?")
     rows = []
     for g in report.groups:
-        rows.append([g.model, g.group, str(g.n), g.test, g.detail.method, f"{g.effect:.4g}",
+        n = str(g.n) if g.n_clusters is None else f"{g.n} ({g.n_clusters} clusters)"
+        rows.append([g.model, g.group, n, g.test, g.detail.method, f"{g.effect:.4g}",
                      f"[{g.ci_low:.4g}, {g.ci_high:.4g}]", format_p(g.pvalue), format_p(g.pvalue_adjusted),
                      "yes" if g.reject else "no"])
+        if report.margin is not None:
+            rows[-1].append(str(g.equivalence))
     return header, rows
 
 

@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from ipcausal.pairs import PairSet
+from ipcausal.stats.permutation import permutation_test
 
-__all__ = ["Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster"]
+__all__ = ["Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
+           "cluster_interval"]
 
 UNKNOWN_MODEL = "(model not given)"
 #: Columns that name a shared unit; pairs of one group sharing a value are likely dependent.
@@ -152,7 +154,7 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
         if rank is not None:
             a, b = sorted(key[1], key=lambda x: rank[x])
         else:
-            if one_sided and len(counts) > 1:
+            if one_sided and outcome == "interval" and len(counts) > 1:  # a similarity has no direction
                 x, y = sorted(key[1])
                 raise ValueError(f"`order`: group {x} vs {y} ({key[0]}) is stored both ways, so a one-sided "
                                  "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
@@ -189,3 +191,32 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
                       "independent (pass cluster=COLUMN to flip whole clusters): " + "; ".join(shared[:5])
                       + ("; …" if len(shared) > 5 else ""), ClusterWarning, stacklevel=3)
     return sorted(out, key=lambda g: (g.model, g.a, g.b))
+
+
+def cluster_interval(group: Group, method: str, n_resamples: int, level: float) -> tuple[float, float, str]:
+    """Interval for the per-pair mean Δ with unequal cluster sizes: invert the cluster-sum test.
+
+    δ is in the set when the two-sided test of the cluster sums S_c − n_c·k·δ has p > 1 − level;
+    the boundary is found by bisection, every evaluation with one fixed set of sign vectors.
+    """
+    v, w = group.values, group.sizes * (group.samples or 1)
+    alpha = 1.0 - level
+    seed = 20241201
+
+    def p(delta: float) -> float:
+        return permutation_test(v - w * delta, method=method, n_resamples=min(n_resamples, 20_000), rng=seed).pvalue
+
+    centre = float(v.sum() / w.sum())
+    span = float(np.max(np.abs(group.pair_deltas))) + 1e-12
+    bounds = []
+    for direction in (-1.0, 1.0):
+        inside, outside = centre, centre + direction * span
+        while p(outside) > alpha and abs(outside - centre) < 1e6 * span:
+            outside = centre + 2 * (outside - centre)
+        for _ in range(50):
+            mid = 0.5 * (inside + outside)
+            inside, outside = (mid, outside) if p(mid) > alpha else (inside, mid)
+            if abs(outside - inside) <= 1e-9 * span:
+                break
+        bounds.append(inside)
+    return bounds[0], bounds[1], "inversion of the cluster-sum test (bisection, fixed sign vectors)"

@@ -36,7 +36,10 @@ class GroupResult(Result):
     distribution of the route that produced ``pvalue``, on the scale of ``observed`` (mean Δ for
     the sign-flip test, the sign test's count for the sign test).  ``n`` counts the pairs;
     ``n_clusters`` the clusters when the test flipped whole clusters (``unit`` says which), in
-    which case ``data``, ``null`` and ``observed`` are on the scale of the cluster sums.
+    which case ``data``, ``null`` and ``observed`` are on the scale of the cluster sums.  With a
+    ``margin`` ε: ``equivalence`` is ``"reject"`` (H0 of no effect rejected after the correction),
+    ``"equivalent"`` (the TOST p ``equivalence_pvalue`` ≤ α: the (1 − 2α) interval
+    ``equivalence_ci_low``/``_high`` lies inside (−ε, ε)) or ``"inconclusive"``.
     """
 
     model: str
@@ -59,6 +62,11 @@ class GroupResult(Result):
     observed: float = math.nan
     n_clusters: int | None = None
     unit: str = "pairs"
+    margin: float | None = None
+    equivalence: str | None = None  # "reject", "equivalent" or "inconclusive" (with a margin)
+    equivalence_pvalue: float = math.nan
+    equivalence_ci_low: float = math.nan
+    equivalence_ci_high: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,9 @@ class Report(Result):
     """What :func:`ipcausal.test` returns: one :class:`GroupResult` per background pair and model.
 
     ``backgrounds`` gives, per model and background, the mean outcome with its Student t interval
-    and count (interval outcomes; for the per-background picture next to PB).
+    and count (interval outcomes; for the per-background picture next to PB).  ``omnibus`` gives,
+    per model, the joint test of "no background matters" (``correction="westfall-young"``).
+    ``margin`` is the equivalence margin when one was given.
     """
 
     groups: tuple[GroupResult, ...]
@@ -81,6 +91,8 @@ class Report(Result):
     pb: dict[str, PBResult] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     backgrounds: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    margin: float | None = None
+    omnibus: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def ip_detected(self) -> bool:
@@ -258,6 +270,8 @@ def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
     origin = typing.get_origin(hint)
     if origin is tuple:
         return tuple(v)
+    if name == "omnibus":
+        return {str(m): dict(o) for m, o in v.items()}
     if name == "backgrounds":
         return {m: {b: {k: _float(x) if k != "n" else int(x) for k, x in s.items()} for b, s in bg.items()}
                 for m, bg in v.items()}

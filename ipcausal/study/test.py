@@ -25,7 +25,17 @@ from ipcausal.stats.null import null_distribution, sample_summary
 from ipcausal.stats.permutation import METHODS, paper_compat_pvalue_seeded, permutation_test
 from ipcausal.stats.sign import paper_compat_sign_pvalue, sign_test
 from ipcausal.stats.summary import mean_ci, personalization_bias
-from ipcausal.study.groups import UNKNOWN_MODEL, ClusterWarning, Group, groups, validate_cluster, validate_order
+from ipcausal.study.groups import (
+    UNKNOWN_MODEL,
+    ClusterWarning,
+    Group,
+    cluster_interval,
+    groups,
+    validate_cluster,
+    validate_order,
+)
+from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
+from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
@@ -62,6 +72,7 @@ class Settings:
     alternative: str
     cluster: str | None = None
     order: tuple[str, ...] | None = None
+    margin: float | None = None
 
 
 def _as_pairset(pairs: Any) -> PairSet:
@@ -95,11 +106,11 @@ def _resolve_outcome(ps: PairSet, outcome: str) -> str:
 
 def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: float, method: str,
              n_resamples: int | None, paper_compat: bool, alternative: str | None, cluster: str | None = None,
-             order: Any = None) -> Settings:
+             order: Any = None, margin: Any = None) -> Settings:
     """Validate the options of :func:`test` (errors name the parameter)."""
     outcome = choice(outcome, "outcome", OUTCOMES)
     alpha = open_unit(alpha, "alpha")
-    correction = choice(correction, "correction", CORRECTIONS)
+    correction = choice(correction, "correction", CORRECTIONS + JOINT_CORRECTIONS)
     if isinstance(m0, bool) or not isinstance(m0, (int, float, np.integer, np.floating)) or not math.isfinite(m0):
         raise ValueError(f"`m0` must be a finite number in (0, 1], got {m0!r}")
     if not 0.0 < float(m0) <= 1.0:
@@ -117,38 +128,16 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     cluster = validate_cluster(cluster, ps)
     backgrounds = set(ps["background_i"].astype(str)) | set(ps["background_j"].astype(str))
     order = validate_order(order, backgrounds)
+    margin = validate_margin(margin, outcome)
+    if correction in JOINT_CORRECTIONS:
+        if outcome != "interval" or paper_compat:
+            raise ValueError("`correction`='westfall-young' needs an interval outcome and the method as stated "
+                             "(not `paper_compat`)")
+        if cluster not in (None, "prompt_id"):
+            raise ValueError("`correction`='westfall-young' randomises whole prompts (`prompt_id`); it cannot "
+                             f"also take `cluster`={cluster!r}")
     return Settings(outcome, alpha, "none" if paper_compat else correction, float(m0), method, n_resamples,
-                    paper_compat, alternative, cluster, order)
-
-
-def _cluster_ci(group: Group, st: Settings, level: float) -> tuple[float, float, str]:
-    """Interval for the per-pair mean Δ with unequal cluster sizes: invert the cluster-sum test.
-
-    δ is in the set when the two-sided test of the cluster sums S_c − n_c·k·δ has p > 1 − level;
-    the boundary is found by bisection, every evaluation with one fixed set of sign vectors.
-    """
-    v, w = group.values, group.sizes * (group.samples or 1)
-    alpha = 1.0 - level
-    seed = 20241201
-
-    def p(delta: float) -> float:
-        return permutation_test(v - w * delta, method=st.method if st.method != "auto" else "auto",
-                                n_resamples=min(st.n_resamples, 20_000), rng=seed).pvalue
-
-    centre = float(v.sum() / w.sum())
-    span = float(np.max(np.abs(group.pair_deltas))) + 1e-12
-    bounds = []
-    for direction in (-1.0, 1.0):
-        inside, outside = centre, centre + direction * span
-        while p(outside) > alpha and abs(outside - centre) < 1e6 * span:
-            outside = centre + 2 * (outside - centre)
-        for _ in range(50):
-            mid = 0.5 * (inside + outside)
-            inside, outside = (mid, outside) if p(mid) > alpha else (inside, mid)
-            if abs(outside - inside) <= 1e-9 * span:
-                break
-        bounds.append(inside)
-    return bounds[0], bounds[1], "inversion of the cluster-sum test (bisection, fixed sign vectors)"
+                    paper_compat, alternative, cluster, order, margin)
 
 
 def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupResult:
@@ -174,7 +163,7 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
             ci = (res.ci_low / group.scale, res.ci_high / group.scale)
         else:
             effect = float(v.sum() / (group.sizes * (group.samples or 1)).sum())
-            lo, hi, how = _cluster_ci(group, st, res.confidence_level)
+            lo, hi, how = cluster_interval(group, st.method, st.n_resamples, res.confidence_level)
             ci = (lo, hi)
             res = replace(res, ci_method=how)
         test_name, statistic, observed = "permutation", res.statistic, res.statistic
@@ -297,6 +286,7 @@ def test(
     alternative: str | None = None,
     cluster: str | None = None,
     order: Any = None,
+    margin: float | None = None,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -317,7 +307,10 @@ def test(
     alpha : float
         Family-wise (or FDR, for ``"bh"``/``"by"``) level in (0, 1).
     correction : str
-        One of :data:`ipcausal.stats.multitest.CORRECTIONS`.
+        One of :data:`ipcausal.stats.multitest.CORRECTIONS`, or ``"westfall-young"``: the joint
+        test of each model's background pairs by permuting the background labels of each
+        prompt's responses (needs ``prompt_id``; one response per prompt and background); the
+        Report's ``omnibus`` then holds the p of "no background matters" per model.
     m0 : float
         Null median of the similarity (sign test), in (0, 1]; the study's 0.8 by default.
     method : {"auto", "exact", "monte-carlo", "saddlepoint"}
@@ -338,6 +331,10 @@ def test(
         question).  The Δ of a cluster are summed and the sign flips act on whole clusters; each
         group reports ``n_clusters``.  Without it, pairs that share an id column
         (:data:`ipcausal.study.groups.ID_COLUMNS`) raise a :class:`ClusterWarning`.
+    margin : float, optional
+        An equivalence margin ε > 0 on mean Δ (the smallest effect that matters): each group also
+        gets ``equivalence`` = "reject" / "equivalent" (TOST at α: |mean Δ| < ε shown) /
+        "inconclusive".  Failing to reject is never reported as equivalence.
     order : list of str, optional
         The backgrounds in order: every group is oriented earlier → later, so
         Δ = score(later) − score(earlier) whatever the storage.
@@ -365,11 +362,19 @@ def test(
         raise ValueError("`pairs` is empty")
     st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0, method=method,
                   n_resamples=n_resamples, paper_compat=paper_compat, alternative=alternative, cluster=cluster,
-                  order=order)
+                  order=order, margin=margin)
     gen = as_generator(rng)
-    raw = [test_group(g, st, gen) for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order,
-                                                  one_sided=st.alternative != "two-sided")]
-    results, warn = correct(raw, st)
+    raw = []
+    for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
+        r = test_group(g, st, gen)
+        raw.append(with_equivalence(r, g, st, gen) if st.margin is not None else r)
+    omnibus: dict[str, Any] = {}
+    if st.correction in JOINT_CORRECTIONS:
+        results, omnibus = correct_joint(ps, st, raw, gen)
+        warn: list[str] = []
+    else:
+        results, warn = correct(raw, st)
+    results = [verdict(r) for r in results]
     for w in warn:
         warnings.warn(w, MonteCarloResolutionWarning, stacklevel=2)
     pb, backgrounds = summarise(ps, st, gen)
@@ -381,7 +386,7 @@ def test(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
         m0=st.m0 if st.outcome == "similarity" else None, paper_compat=st.paper_compat,
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
-        warnings=tuple(warn), backgrounds=backgrounds,
+        warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
     )
 
 

@@ -16,10 +16,10 @@ Public names
 
 Examples
 --------
->>> from ipcausal.testing import SimulatedModel, assert_no_ip
->>> report = assert_no_ip(SimulatedModel(effect=0.0).study(n=30, rng=2))
+>>> from ipcausal.testing import SimulatedModel, assert_ip
+>>> report = assert_ip(SimulatedModel(effect=1.0).study(n=30, rng=2))
 >>> report.ip_detected
-False
+True
 """
 
 from __future__ import annotations

@@ -3,12 +3,16 @@
 Both accept scored pairs (a PairSet, a DataFrame or a file path, tested with
 :func:`ipcausal.test`) or a finished :class:`~ipcausal.study.results.Report`, raise
 ``AssertionError`` whose message is the full text report, and return the report on success.
+``assert_no_ip`` needs an equivalence ``margin``: it passes only when every group is shown
+equivalent, never on a mere failure to reject.
 pytest hides their frames from tracebacks (``__tracebackhide__``).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ipcausal.study.results import Report
 from ipcausal.stats._validate import open_unit
@@ -34,17 +38,41 @@ def _rejected(report: Report, alpha: float) -> list[str]:
     return [f"{g.group} ({g.model})" for g in report.groups if g.pvalue_adjusted <= alpha]
 
 
-def assert_no_ip(pairs_or_report: Any, *, alpha: float | None = None, **test_kwargs: Any) -> Report:
-    """Assert that no background pair shows implicit personalization at level ``alpha``.
+def _needed_pairs(report: Report, margin: float, alpha: float) -> str:
+    """How many pairs :func:`ipcausal.power` says would show |mean Δ| < margin (80 % power, true effect 0)."""
+    from ipcausal.study.power import power
+
+    parts = []
+    for g in report.groups:
+        if g.equivalence != "inconclusive" or g.data is None or g.data.kind != "sample":
+            continue
+        sd = float(np.std(np.asarray(g.data.x), ddof=1)) / max(g.n / max(len(g.data.x), 1), 1.0)
+        if not sd > 0:
+            continue
+        # TOST with true mean 0 needs power 1 - β/2 per one-sided test at α: n from the one-sided power
+        n = power(margin, power=0.9, alpha=alpha, sd=sd, alternative="greater").n
+        parts.append(f"{g.group} ({g.model}): about {n} pairs (now {g.n})")
+    return ("; ".join(parts)) if parts else "more pairs"
+
+
+def assert_no_ip(pairs_or_report: Any, *, margin: float, alpha: float | None = None, **test_kwargs: Any) -> Report:
+    """Assert that no background pair shows implicit personalization: every |mean Δ| < ``margin``.
+
+    "No IP" is shown, not assumed from a failure to reject: every group must pass the
+    equivalence test (two one-sided sign-flip tests at level α of |mean Δ| ≥ ``margin``, i.e. the
+    (1 − 2α) inverted interval inside (−margin, margin)).  When the data are inconclusive the
+    assertion fails and says how many pairs :func:`ipcausal.power` estimates would be needed.
 
     Parameters
     ----------
     pairs_or_report : PairSet, pandas.DataFrame, path or Report
-        Scored pairs (tested here) or a report from :func:`ipcausal.test`.
+        Scored pairs (tested here with ``margin``) or a report from ``ipcausal.test(..., margin=...)``.
+    margin : float
+        The smallest mean Δ that matters (> 0, on the outcome's scale).  Required.
     alpha : float, optional
-        Level for the adjusted p-values (default 0.05 for pairs; the report's own for a Report).
+        Level (default 0.05 for pairs; the report's own for a Report).
     **test_kwargs
-        Passed to :func:`ipcausal.test` (``correction``, ``m0``, ``method``, ``rng``, …).
+        Passed to :func:`ipcausal.test` (``correction``, ``cluster``, ``method``, ``rng``, …).
 
     Returns
     -------
@@ -53,20 +81,39 @@ def assert_no_ip(pairs_or_report: Any, *, alpha: float | None = None, **test_kwa
     Raises
     ------
     AssertionError
-        When any background pair is rejected; the message is the whole report.
+        When a group is rejected (IP detected) or not shown equivalent (inconclusive); the
+        message says which and includes the whole report.
 
     Examples
     --------
     >>> from ipcausal.testing import SimulatedModel, assert_no_ip
-    >>> assert_no_ip(SimulatedModel().study(n=20, rng=0)).ip_detected
-    False
+    >>> report = assert_no_ip(SimulatedModel(noise=0.2, seed=1).study(n=200, rng=0), margin=0.3)
+    >>> report.groups[0].equivalence
+    'equivalent'
     """
     __tracebackhide__ = True
-    report, level = _report(pairs_or_report, alpha, test_kwargs)
-    rejected = _rejected(report, level)
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+        raise TypeError(f"`margin` must be a positive number (the smallest mean Δ that matters), got {margin!r}")
+    if isinstance(pairs_or_report, Report):
+        if pairs_or_report.margin is None:
+            raise ValueError("`pairs_or_report`: this Report has no equivalence verdicts; test with "
+                             "ipcausal.test(..., margin=...) or pass the pairs")
+        if float(margin) != pairs_or_report.margin:
+            raise ValueError(f"`margin`={margin} differs from the Report's margin {pairs_or_report.margin}")
+        report, level = _report(pairs_or_report, alpha, test_kwargs)
+    else:
+        report, level = _report(pairs_or_report, alpha, {**test_kwargs, "margin": margin})
+    rejected = [f"{g.group} ({g.model})" for g in report.groups if g.equivalence == "reject"]
     if rejected:
         raise AssertionError(
             f"implicit personalization detected at alpha={level:g} for {', '.join(rejected)}\n\n{report}"
+        )
+    open_ = [f"{g.group} ({g.model})" for g in report.groups if g.equivalence != "equivalent"]
+    if open_:
+        raise AssertionError(
+            f"inconclusive: no IP was not shown for {', '.join(open_)} — not rejected, but |mean Δ| < {margin:g} "
+            f"is not established at alpha={level:g} either (absence of evidence is not evidence of absence). "
+            f"Needed by ipcausal.power: {_needed_pairs(report, float(margin), level)}.\n\n{report}"
         )
     return report
 

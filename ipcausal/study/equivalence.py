@@ -1,0 +1,64 @@
+"""Equivalence verdicts for :func:`ipcausal.test` (``margin=ε``): reject / equivalent / inconclusive.
+
+"No IP" is shown, not assumed: a group is *equivalent* when two one-sided sign-flip tests at
+level α reject |mean Δ| ≥ ε (TOST; :func:`ipcausal.equivalence_test`) — the (1 − 2α) inverted
+interval lies inside (−ε, ε).  A group whose H0 "no effect" is rejected is *reject*; anything else
+is *inconclusive*.  The model shows no IP when every group is equivalent: an intersection–union
+test, valid at level α without a correction.  The margin is per pair, on Δ's own scale; with
+clusters the tested unit is the cluster sum, so the margin is scaled by the cluster size (equal
+sizes) or the decision is read off the (1 − 2α) interval of the cluster test (unequal sizes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ipcausal.stats.equivalence import equivalence_test
+from ipcausal.study.groups import Group, cluster_interval
+from ipcausal.study.results import GroupResult
+
+__all__ = ["validate_margin", "with_equivalence", "VERDICTS"]
+
+VERDICTS = ("reject", "equivalent", "inconclusive")
+
+
+def validate_margin(margin: Any, outcome: str) -> float | None:
+    """``margin`` as a positive finite float (or ``None``); only for interval outcomes."""
+    if margin is None:
+        return None
+    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)):
+        raise TypeError(f"`margin` must be a positive number (the smallest mean Δ that matters), got {margin!r}")
+    if not math.isfinite(float(margin)) or float(margin) <= 0:
+        raise ValueError(f"`margin` must be a positive finite number, got {margin!r}")
+    if outcome != "interval":
+        raise ValueError("`margin` (an equivalence test on mean Δ) needs an interval outcome (`score_i`/`score_j`)")
+    return float(margin)
+
+
+def with_equivalence(result: GroupResult, group: Group, st: Any, gen: np.random.Generator) -> GroupResult:
+    """``result`` with its equivalence test at ``st.margin`` (verdict set after the correction)."""
+    margin = st.margin
+    equal = group.n_clusters is None or bool(np.all(group.sizes == group.sizes[0]))
+    if equal:
+        eq = equivalence_test(group.values, margin=margin * group.scale, alpha=st.alpha,
+                              method=st.method if st.method != "saddlepoint" else "auto",
+                              n_resamples=st.n_resamples, rng=gen)
+        lo, hi, p = eq.ci_low / group.scale, eq.ci_high / group.scale, eq.pvalue
+        equivalent = bool(eq.equivalent)
+    else:
+        lo, hi, _ = cluster_interval(group, st.method, st.n_resamples, 1.0 - 2.0 * st.alpha)
+        equivalent = -margin < lo and hi < margin
+        p = math.nan  # read off the interval; no TOST p for unequal cluster sizes
+    return replace(result, margin=margin, equivalence_pvalue=float(p), equivalence_ci_low=float(lo),
+                   equivalence_ci_high=float(hi), equivalence="equivalent" if equivalent else "inconclusive")
+
+
+def verdict(result: GroupResult) -> GroupResult:
+    """After the correction: a rejected group is "reject", whatever its equivalence test said."""
+    if result.margin is None:
+        return result
+    return replace(result, equivalence="reject" if result.reject else result.equivalence)
