@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "PairSet": "ipcausal.pairs",
     "test": "ipcausal.study.test",
+    "distribution_test": "ipcausal.study.distribution",
     "Report": "ipcausal.study.results",
     "GroupResult": "ipcausal.study.results",
     "reproduce": "ipcausal.study.reproduce",
@@ -68,6 +69,7 @@ __all__ = sorted(_LAZY) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.study.groups import ClusterWarning
+    from ipcausal.study.distribution import distribution_test
     from ipcausal.study.test import MonteCarloResolutionWarning, test
     from ipcausal.pairs import PairSet
     from ipcausal.study.results import GroupResult, Report

@@ -275,3 +275,42 @@ def test_margin_gives_reject_equivalent_inconclusive() -> None:
     assert (g.equivalence == "equivalent") == eq.equivalent
     with pytest.raises(ValueError, match="`margin` must be a positive finite"):
         ipcausal.test(ps, margin=0)
+
+
+def test_distribution_test_is_the_engine_on_the_similarity_matrices() -> None:
+    rng = np.random.default_rng(8)
+    words = ["yes", "no", "maybe"]
+    rows = []
+    for k in range(20):
+        p_i = [0.6, 0.3, 0.1]
+        p_j = [0.3, 0.6, 0.1] if k % 2 else p_i
+        rows.append({"pair_id": k, "background_i": "us", "background_j": "uk", "x_i": "q", "x_j": "q",
+                     "samples_i": list(rng.choice(words, 3, p=p_i)), "samples_j": list(rng.choice(words, 3, p=p_j))})
+    ps = PairSet.from_records(rows)
+    calls: list[tuple[str, str]] = []
+
+    def same(a: str, b: str) -> float:
+        calls.append((a, b))
+        return float(a == b)
+
+    rep = ipcausal.distribution_test(ps, similarity=same, rng=3, n_resamples=5000)
+    (g,) = rep.groups
+    mats = ipcausal.similarity_matrices([r["samples_i"] for r in rows], [r["samples_j"] for r in rows],
+                                        lambda a, b: float(a == b))
+    ref = ipcausal.mmd_permutation_test(mats, rng=np.random.default_rng(3), n_resamples=5000)
+    assert g.statistic == ref.statistic and g.pvalue == ref.pvalue and rep.outcome == "distribution"
+    assert len(calls) == len({frozenset(c) for c in calls})  # each unordered response pair scored once
+    assert ipcausal.Report.from_dict(rep.to_dict()).to_dict() == rep.to_dict()
+    assert "MMD est." in str(rep)
+
+
+def test_distribution_test_validation() -> None:
+    rows = [{"pair_id": k, "background_i": "us", "background_j": "uk", "x_i": "q", "x_j": "q", "y_i": "a",
+             "y_j": "b"} for k in range(3)]
+    with pytest.raises(ValueError, match="no `samples_i` column"):
+        ipcausal.distribution_test(PairSet.from_records(rows), similarity=lambda a, b: 1.0)
+    rows = [{**r, "samples_i": ["a", "b"], "samples_j": ["a", "b"]} for r in rows]
+    with pytest.raises(ValueError, match="`similarity` must be one of"):
+        ipcausal.distribution_test(PairSet.from_records(rows), similarity="cosine")
+    with pytest.raises(ValueError, match="needs `backend`"):
+        ipcausal.distribution_test(PairSet.from_records(rows), similarity="judge")

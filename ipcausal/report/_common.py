@@ -57,7 +57,7 @@ def sections_of(sections: Any) -> list[Section]:
 
 def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-group table."""
-    effect = "mean Δ" if report.outcome == "interval" else "median s"
+    effect = {"interval": "mean Δ", "similarity": "median s"}.get(report.outcome, "MMD est.")
     header = ["model", "pair", "n", "test", "method", effect, "95% CI", "p", "p adj", "reject H0"]
     if report.margin is not None:
         header.append(f"|Δ| < {report.margin:g}?")

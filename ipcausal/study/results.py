@@ -12,18 +12,21 @@ from __future__ import annotations
 import json
 import math
 import os
+import types
 import typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ipcausal.stats.null import Distribution
-from ipcausal.stats.results import PBResult, Result, SignFlipResult, SignTestResult
+from ipcausal.stats.results import MMDTestResult, PBResult, Result, SignFlipResult, SignTestResult
 
 __all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION"]
 
 SCHEMA = "ipcausal.report"
 SCHEMA_VERSION = 1
+#: A group's ``test`` -> the result type of its ``detail`` (how :meth:`Report.read` rebuilds it).
+DETAIL_TYPES: dict[str, type] = {"permutation": SignFlipResult, "sign": SignTestResult, "distribution": MMDTestResult}
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ class GroupResult(Result):
     pvalue: float
     pvalue_adjusted: float
     reject: bool
-    detail: SignFlipResult | SignTestResult
+    detail: Any
     data: Distribution | None = None
     null: Distribution | None = None
     observed: float = math.nan
@@ -256,7 +259,10 @@ def _build(cls: type, d: dict[str, Any]) -> Any:
 
 def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
     if name == "detail":
-        return _build(SignFlipResult if parent.get("test") != "sign" else SignTestResult, v)
+        kind = DETAIL_TYPES.get(str(parent.get("test")))
+        if kind is None:
+            raise ValueError(f"unknown test {parent.get('test')!r} (known: {', '.join(DETAIL_TYPES)})")
+        return _build(kind, v)
     if name == "groups":
         return tuple(_build(GroupResult, g) for g in v)
     if name == "pb":
@@ -283,4 +289,7 @@ def _optional(hint: Any) -> bool:
 
 
 def _is_float(hint: Any) -> bool:
-    return hint is float or (float in typing.get_args(hint) and int not in typing.get_args(hint))
+    if hint is float:
+        return True
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    return union and float in typing.get_args(hint) and int not in typing.get_args(hint)

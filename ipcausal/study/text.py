@@ -77,7 +77,7 @@ def format_text(report: Any) -> str:
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
             if report.margin is not None:
                 rows[-1].append(str(g.equivalence))
-        effect = "mean Δ" if report.outcome == "interval" else "median s"
+        effect = {"interval": "mean Δ", "similarity": "median s"}.get(report.outcome, "MMD est.")
         header = ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"]
         if report.margin is not None:
             header.append(f"|Δ| < {report.margin:g}?")
