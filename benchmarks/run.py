@@ -6,6 +6,7 @@ Usage::
     python benchmarks/run.py --quick      # fewer repeats, scipy at small L only
     python benchmarks/run.py --no-write   # print only
     python benchmarks/run.py --cache      # also run benchmarks/bench_cache.py (LLM cache), if present
+    python benchmarks/run.py --collect    # only copy the side benchmarks' files (SIDE) into RESULTS.md
 
 Every time is the median of repeated runs with min–max; ratios are of medians measured in this
 same run.  scipy's Monte Carlo permutation test is timed at a smaller L and scaled linearly
@@ -332,6 +333,50 @@ def bench_saddlepoint(args: argparse.Namespace) -> None:
     row("7", f"saddlepoint vs exact, Likert n={N}", f"p={spv:.6g} vs {ex:.6g}, rel. err {abs(spv - ex) / ex:.1e}")
 
 
+#: The side benchmarks: (heading, the command that writes the file, file); each file is copied in as written.
+SIDE = [
+    ("Type-I error calibration", "python benchmarks/calibration.py", "CALIBRATION.txt", "code"),
+    ("LLM response cache: cache-hit re-run vs first run", "python benchmarks/bench_cache.py", "CACHE.txt", "code"),
+    ("Clusters: calibration of the cluster test beside the pair-level test", "python benchmarks/calib_design.py",
+     "CALIB_DESIGN.txt", "code"),
+    ("Clusters: speed of the cluster test against the plain test", "python benchmarks/bench_design.py",
+     "DESIGN.txt", "table"),
+    ("Intervals by inversion: speed", "python benchmarks/bench_intervals.py", "intervals.txt", "table"),
+    ("Intervals and equivalence: calibration and power", "python benchmarks/calib_intervals.py",
+     "CALIB_intervals.txt", "table"),
+    ("Westfall–Young and the distribution test: speed", "python benchmarks/bench_joint.py", "joint.txt", "table"),
+    ("Westfall–Young and the distribution test: calibration and power", "python benchmarks/calib_joint.py",
+     "CALIB_joint.txt", "table"),
+    ("Anytime-valid audits: replay of the released outputs (cases 2 and 3)", "python benchmarks/sequential.py",
+     "SEQUENTIAL.txt", "table"),
+    ("Anytime-valid audits: calibration under continuous monitoring", "python benchmarks/calib_sequential.py",
+     "CALIB_SEQUENTIAL.txt", "table"),
+    ("Anytime-valid audits: speed against confseq", "python benchmarks/bench_sequential.py",
+     "BENCH_SEQUENTIAL.txt", "table"),
+    ("Scale: reading and testing 10⁴–10⁶ scored pairs", "python benchmarks/bench_scale.py", "SCALE.txt", "table"),
+]
+SIDE_MARK = "<!-- side benchmarks: each section copied from the file its script writes -->"
+
+
+def side_sections() -> list[str]:
+    """The side benchmarks' sections, each from the file its script wrote."""
+    lines = ["", SIDE_MARK]
+    for title, command, name, kind in SIDE:
+        f = HERE / name
+        lines += ["", f"## {title} (`{command}` → `benchmarks/{name}`)", ""]
+        text = f.read_text(encoding="utf-8").rstrip() if f.exists() else "(not run yet)"
+        lines += ["```", text, "```"] if kind == "code" else [text]
+    return lines + [""]
+
+
+def collect(path: Path) -> None:
+    """Refresh only the side sections of RESULTS.md (the main table stays as its last full run wrote it)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    head = old.split(SIDE_MARK)[0] if SIDE_MARK in old else old.split("\n## Type-I error calibration")[0]
+    path.write_text(head.rstrip() + "\n" + "\n".join(side_sections()), encoding="utf-8")
+    print(f"wrote {path} (side sections)")
+
+
 def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) -> None:
     lines = ["# Benchmark results", "", "Written by `python benchmarks/run.py`"
              + (" --quick" if args.quick else "") + f" on {info.pop('date')}. Do not edit by hand.", ""]
@@ -342,12 +387,7 @@ def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) ->
     for target, what, result, verdict in ROWS:
         lines.append(f"| {target} | {what.strip()} | {result} | {verdict} |")
     lines += [""] + NOTES
-    calib = HERE / "CALIBRATION.txt"
-    lines += ["", "## Type-I error calibration (`python benchmarks/calibration.py`)", ""]
-    lines += ["```", calib.read_text().rstrip() if calib.exists() else "(not run yet)", "```", ""]
-    cache = HERE / "CACHE.txt"
-    lines += ["## LLM response cache: cache-hit re-run vs first run (`python benchmarks/bench_cache.py`)", ""]
-    lines += ["```", cache.read_text().rstrip() if cache.exists() else "(not run yet)", "```", ""]
+    lines += side_sections()
     path.write_text("\n".join(lines))
     print(f"wrote {path}")
 
@@ -358,9 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--scipy-L", type=int, default=10_000, help="L for the scipy MC timing (scaled to 100,000)")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--collect", action="store_true",
+                    help="only copy the side benchmarks' files into RESULTS.md (no timing here)")
     ap.add_argument("--cache", action="store_true", help="also run benchmarks/bench_cache.py if present")
     ap.add_argument("--only", default="", help="comma-separated subset: mc,exact,memory,corrections,sign,process,saddlepoint")
     args = ap.parse_args(argv)
+    if args.collect:
+        collect(HERE / "RESULTS.md")
+        return 0
     args.repeats = args.repeats or (5 if args.quick else 11)
     args.scipy_repeats = 1 if args.quick else 2
     info = machine()
