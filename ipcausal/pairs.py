@@ -20,6 +20,8 @@ anything else      no        kept as metadata
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -31,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ipcausal._jsonl import iter_objects
+from ipcausal._jsonl import not_utf8
+from ipcausal._tables import frame_from_records, read_jsonl_frame, read_parquet_frame
 
 __all__ = ["PairSet", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS"]
 
@@ -54,6 +57,29 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _all_text(col: pd.Series) -> bool:
+    """True when every value of ``col`` is a ``str`` (checked in C for the usual dtypes)."""
+    if isinstance(col.dtype, pd.StringDtype):
+        return not bool(col.isna().any())
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=False) == "string"
+
+
+def _text_or_missing(col: pd.Series) -> bool:
+    """True when every value of ``col`` is a ``str`` or missing (None / NaN)."""
+    if isinstance(col.dtype, pd.StringDtype) or bool(col.isna().all()):
+        return True
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) == "string"
+
+
+def _pair_ids(ids: pd.Series) -> pd.Series:
+    """``pair_id`` as text: integers (and integral floats) without a decimal point."""
+    if _all_text(ids):
+        return ids
+    if pd.api.types.is_integer_dtype(ids) and not pd.api.types.is_bool_dtype(ids):
+        return ids.astype(str)
+    return ids.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
+
+
 def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(df).__name__}")
@@ -69,13 +95,15 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     ids = out["pair_id"]
     if ids.isna().any():
         raise ValueError(f"column `pair_id` has missing values at {_rows(ids.isna().to_numpy())}")
-    out["pair_id"] = ids.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
+    out["pair_id"] = _pair_ids(ids)
     dup = out["pair_id"].duplicated(keep=False).to_numpy()
     if dup.any():
         vals = list(dict.fromkeys(out.loc[dup, "pair_id"]))[:5]
         raise ValueError(f"column `pair_id` has duplicate values {vals} at {_rows(dup)}")
 
     for col in _TEXT_COLUMNS:
+        if _all_text(out[col]):
+            continue
         bad = out[col].map(lambda v: not isinstance(v, str)).to_numpy()
         if bad.any():
             raise ValueError(f"column `{col}` must hold text; non-text or missing values at {_rows(bad)}")
@@ -91,10 +119,13 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
 
     for col in _OPTIONAL_TEXT:
         if col in out.columns:
-            bad = out[col].map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
-            if bad.any():
-                raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
-            out[col] = out[col].map(lambda v: None if _is_missing(v) else v).astype(object)
+            values = out[col]
+            if not _text_or_missing(values):
+                bad = values.map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
+                if bad.any():
+                    raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
+            obj = values.astype(object)
+            out[col] = obj.where(values.notna(), None) if values.dtype != object or values.isna().any() else obj
 
     has_i, has_j = "score_i" in out.columns, "score_j" in out.columns
     if has_i != has_j:
@@ -167,26 +198,31 @@ class PairSet:
         rows = list(records)
         if any(not isinstance(r, Mapping) for r in rows):
             raise TypeError("`records` must be an iterable of mappings")
-        return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
+        return cls(frame_from_records(rows, REQUIRED_COLUMNS))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> PairSet:
-        """Read a PairSet from ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix)."""
+        """Read a PairSet from ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix).
+
+        Errors name the file and, where there is one, the line: a directory, an empty file,
+        text that is not UTF-8, a line that is not JSON, a CSV row with more or fewer fields
+        than its header, a quoted CSV field that is never closed.
+        """
         p = Path(path)
+        if p.is_dir():
+            raise ValueError(f"`path`: {p} is a directory; give a PairSet file (.jsonl, .csv or .parquet)")
         fmt = _format_of(p)
         if not p.is_file():
             raise ValueError(f"`path`: no such file: {p}")
         if fmt == "jsonl":
             try:
-                rows = [row for _, row in iter_objects(p, "one JSON object per pair")]
+                frame = read_jsonl_frame(p, "one JSON object per pair", REQUIRED_COLUMNS)
             except ValueError as exc:
                 raise ValueError(f"`path`: {exc}") from None
-            return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
+            return cls(frame)
         if fmt == "csv":
-            numeric_na = {c: [""] for c in (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT)}
-            df = pd.read_csv(p, keep_default_na=False, na_values=numeric_na, dtype={c: str for c in _TEXT_COLUMNS})
-            return cls(df)
-        return cls(_parquet().read_table(p).to_pandas())
+            return cls(_read_csv(p))
+        return cls(read_parquet_frame(p))
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""
@@ -306,12 +342,47 @@ class PairSet:
         return PairSet(pd.concat([p._df for p in items], ignore_index=True))
 
 
-def _columns_of(rows: list[Mapping[str, Any]]) -> list[str]:
-    cols: dict[str, None] = {}
-    for r in rows:
-        for k in r:
-            cols.setdefault(str(k), None)
-    return list(cols) if rows else list(REQUIRED_COLUMNS)
+def _read_csv(p: Path) -> pd.DataFrame:
+    """A CSV file as a frame, after checking its text and shape with errors that name the line."""
+    raw = p.read_bytes()
+    if not raw.strip():
+        raise ValueError(f"`path`: {p} is empty; a CSV PairSet starts with a header line naming its columns "
+                         f"({', '.join(REQUIRED_COLUMNS)})")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        end = raw.find(b"\n", exc.start)
+        line = raw[start : end if end >= 0 else len(raw)]
+        shifted = UnicodeDecodeError(exc.encoding, exc.object, exc.start - start, exc.end - start, exc.reason)
+        lineno = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"`path`: {not_utf8(p, lineno, shifted, line)}") from None
+    _check_csv_shape(p, text)
+    numeric_na = {c: [""] for c in (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT)}
+    return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=numeric_na,
+                       dtype={c: str for c in _TEXT_COLUMNS}, index_col=False)
+
+
+def _check_csv_shape(p: Path, text: str) -> None:
+    """Every record has as many fields as the header; every quoted field is closed."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    start = 1  # the line the current record starts on
+    try:
+        for row in reader:
+            if row:
+                if header is None:
+                    header = row
+                elif len(row) != len(header):
+                    raise ValueError(f"`path`: {p}:{start}: {len(row)} fields, but the header has {len(header)} "
+                                     f"({', '.join(header[:8])}{', …' if len(header) > 8 else ''}); "
+                                     f"quote fields that hold commas")
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        if "end of data" in str(exc) or "EOF" in str(exc):
+            raise ValueError(f"`path`: {p}:{start}: a quoted field opened on this line is never closed "
+                             f"(a missing \" before the end of the file)") from None
+        raise ValueError(f"`path`: {p}:{reader.line_num}: not valid CSV ({exc})") from None
 
 
 def _umask() -> int:
