@@ -72,7 +72,7 @@ from ipcausal.backends import BackendError, GenerationConfig, Request, messages_
 from ipcausal.backends.local import resolve_gguf  # noqa: E402
 from ipcausal.backends.openai_backend import OpenAIBackend  # noqa: E402
 from ipcausal.pairs import PairSet  # noqa: E402
-from ipcausal.runner import summarize  # noqa: E402
+from ipcausal.study.run import summarize  # noqa: E402
 
 
 @pytest.fixture(scope="module")
