@@ -4,8 +4,8 @@ What it does
 ------------
 1. Generates scored pairs (not committed; in a temporary folder): two models, four
    backgrounds (six background pairs per model), prompts and responses of ~45 and ~60
-   characters (about 250 bytes a row, as in the study's 50 MB file of 196,874 pairs), and a similarity per pair.  Each size is written
-   as JSON Lines and as Parquet.
+   characters (about 250 bytes a row, like the study's 50 MB file of 196,874 pairs), and a
+   similarity per pair.  Each size is written as JSON Lines and as Parquet.
 2. For each size and format, runs in a fresh interpreter (so that ``ru_maxrss`` is that
    step's own peak): ``PairSet.read(path)`` alone, then ``ipcausal.test(path)``
    (read + group + sign test per group + correction + PB), timing each and reading the
@@ -36,13 +36,9 @@ _BACKGROUNDS = ("US", "UK", "India", "Nigeria")
 _MODELS = ("model-a", "model-b")
 
 
-def generate(n: int, folder: Path, seed: int = 0) -> dict[str, Path]:
-    """Write ``n`` scored pairs as ``pairs_N.jsonl`` and ``pairs_N.parquet`` in ``folder``."""
+def _chunk(start: int, n: int, rng: object) -> dict[str, list[object]]:
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    rng = np.random.default_rng(seed)
     nb = len(_BACKGROUNDS)
     bi = rng.integers(0, nb, n)
     bj = (bi + rng.integers(1, nb, n)) % nb
@@ -50,25 +46,41 @@ def generate(n: int, folder: Path, seed: int = 0) -> dict[str, Path]:
     sim = np.round(np.clip(rng.beta(8, 2, n) - 0.02 * (bi == 0), 0, 1), 4)
     words = np.array("the a colour color answer question river bank model holiday vacation football soccer "
                      "flat apartment lorry truck biscuit cookie queue line autumn fall".split())
-    w = rng.integers(0, words.size, (n, 9))
-    text = [" ".join(words[row]) for row in w]  # ~60 characters
-    cols = {
-        "pair_id": [f"p{k}" for k in range(n)],
+    text = [" ".join(row) for row in words[rng.integers(0, words.size, (n, 9))]]  # ~60 characters
+    ids = range(start, start + n)
+    return {
+        "pair_id": [f"p{k}" for k in ids],
         "background_i": [_BACKGROUNDS[k] for k in bi],
         "background_j": [_BACKGROUNDS[k] for k in bj],
-        "x_i": [f"Q{k}: {t[:40]}?" for k, t in enumerate(text)],
-        "x_j": [f"Q{k}: {t[:40]}, please?" for k, t in enumerate(text)],
+        "x_i": [f"Q{k}: {t[:40]}?" for k, t in zip(ids, text)],
+        "x_j": [f"Q{k}: {t[:40]}, please?" for k, t in zip(ids, text)],
         "y_i": text,
         "y_j": [t[::-1] for t in text],
         "model": [_MODELS[k] for k in model],
         "similarity": sim.tolist(),
     }
+
+
+def generate(n: int, folder: Path, seed: int = 0, chunk: int = 100_000) -> dict[str, Path]:
+    """Write ``n`` scored pairs as ``pairs_N.jsonl`` and ``pairs_N.parquet`` in ``folder`` (in chunks)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
     paths = {"jsonl": folder / f"pairs_{n}.jsonl", "parquet": folder / f"pairs_{n}.parquet"}
-    names = list(cols)
+    writer = None
     with open(paths["jsonl"], "w", encoding="utf-8") as fh:
-        for row in zip(*cols.values()):
-            fh.write(json.dumps(dict(zip(names, row)), ensure_ascii=False) + "\n")
-    pq.write_table(pa.table(cols), paths["parquet"])
+        for start in range(0, n, chunk):
+            cols = _chunk(start, min(chunk, n - start), rng)
+            names = list(cols)
+            for row in zip(*cols.values()):
+                fh.write(json.dumps(dict(zip(names, row)), ensure_ascii=False) + "\n")
+            table = pa.table(cols)
+            writer = writer or pq.ParquetWriter(paths["parquet"], table.schema)
+            writer.write_table(table)
+    if writer is not None:
+        writer.close()
     return paths
 
 
@@ -80,11 +92,11 @@ dt = time.perf_counter() - t0
 print(json.dumps({{"s": dt, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
 _BODIES = {
-    "PairSet.read": "import ipcausal\nt0 = time.perf_counter()\nps = ipcausal.PairSet.read({path!r})",
-    "ipcausal.test": ("import ipcausal\nt0 = time.perf_counter()\n"
+    "PairSet.read": "from ipcausal import PairSet\nt0 = time.perf_counter()\nps = PairSet.read({path!r})",
+    "ipcausal.test": ("import ipcausal\nfrom ipcausal import PairSet, test\nt0 = time.perf_counter()\n"
                       "with warnings.catch_warnings():\n"
                       "    warnings.simplefilter('ignore')\n"
-                      "    rep = ipcausal.test({path!r}, rng=0)"),
+                      "    rep = test({path!r}, rng=0)"),
     "pandas read": ("import pandas as pd\nt0 = time.perf_counter()\n"
                     "df = pd.read_json({path!r}, lines=True) if {path!r}.endswith('.jsonl') "
                     "else pd.read_parquet({path!r})"),
