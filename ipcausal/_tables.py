@@ -10,14 +10,16 @@ errors name the file and the line.  Without pyarrow everything goes the Python w
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ipcausal._jsonl import iter_objects
+from ipcausal._jsonl import iter_objects, not_utf8
 
-__all__ = ["read_jsonl_frame", "read_parquet_frame", "frame_from_records"]
+__all__ = ["read_csv_frame", "read_jsonl_frame", "read_parquet_frame", "frame_from_records"]
 
 _BLOCK = 16 << 20  # bytes per pyarrow parse block (a longer line falls back to Python)
 
@@ -94,3 +96,50 @@ def read_parquet_frame(path: Path) -> pd.DataFrame:
     except pa.ArrowException as exc:
         raise ValueError(f"{path}: not a readable Parquet file ({exc})") from None
     return _to_pandas(pa, table)
+
+
+def read_csv_frame(p: Path, required: tuple[str, ...], blank_is_missing: tuple[str, ...],
+                   text: tuple[str, ...]) -> pd.DataFrame:
+    """A CSV file as a frame, after checking its text and shape with errors that name the line.
+
+    Values are kept as written (no "NA" → missing), except that an empty field is missing in
+    the ``blank_is_missing`` columns; the ``text`` columns are read as text.
+    """
+    raw = p.read_bytes()
+    if not raw.strip():
+        raise ValueError(f"`path`: {p} is empty; a CSV PairSet starts with a header line naming its columns "
+                         f"({', '.join(required)})")
+    try:
+        body = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        end = raw.find(b"\n", exc.start)
+        line = raw[start : end if end >= 0 else len(raw)]
+        shifted = UnicodeDecodeError(exc.encoding, exc.object, exc.start - start, exc.end - start, exc.reason)
+        lineno = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"`path`: {not_utf8(p, lineno, shifted, line)}") from None
+    _check_csv_shape(p, body)
+    return pd.read_csv(io.StringIO(body), keep_default_na=False, na_values={c: [""] for c in blank_is_missing},
+                       dtype={c: str for c in text}, index_col=False)
+
+
+def _check_csv_shape(p: Path, text: str) -> None:
+    """Every record has as many fields as the header; every quoted field is closed."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    start = 1  # the line the current record starts on
+    try:
+        for row in reader:
+            if row:
+                if header is None:
+                    header = row
+                elif len(row) != len(header):
+                    raise ValueError(f"`path`: {p}:{start}: {len(row)} fields, but the header has {len(header)} "
+                                     f"({', '.join(header[:8])}{', …' if len(header) > 8 else ''}); "
+                                     f"quote fields that hold commas")
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        if "end of data" in str(exc) or "EOF" in str(exc):
+            raise ValueError(f"`path`: {p}:{start}: a quoted field opened on this line is never closed "
+                             f"(a missing \" before the end of the file)") from None
+        raise ValueError(f"`path`: {p}:{reader.line_num}: not valid CSV ({exc})") from None

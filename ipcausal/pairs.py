@@ -20,8 +20,6 @@ anything else      no        kept as metadata
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -33,8 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ipcausal._jsonl import not_utf8
-from ipcausal._tables import frame_from_records, read_jsonl_frame, read_parquet_frame
+from ipcausal._tables import frame_from_records, read_csv_frame, read_jsonl_frame, read_parquet_frame
 
 __all__ = ["PairSet", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS"]
 
@@ -221,7 +218,7 @@ class PairSet:
                 raise ValueError(f"`path`: {exc}") from None
             return cls(frame)
         if fmt == "csv":
-            return cls(_read_csv(p))
+            return cls(read_csv_frame(p, REQUIRED_COLUMNS, (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT), _TEXT_COLUMNS))
         return cls(read_parquet_frame(p))
 
     def write(self, path: str | os.PathLike[str]) -> Path:
@@ -282,6 +279,47 @@ class PairSet:
             raise ValueError("this PairSet has no `score_i`/`score_j` columns")
         return self._df["score_j"].to_numpy(np.float64) - self._df["score_i"].to_numpy(np.float64)
 
+    def pair_groups(self) -> list[tuple[str | None, str, str, np.ndarray, int]]:
+        """Rows per model and unordered background pair, found with array operations.
+
+        Returns one ``(model, low, high, rows, forward)`` per group, sorted by model (missing
+        last) and then by the two backgrounds: ``low < high`` alphabetically, ``rows`` the
+        row positions in increasing order, ``forward`` how many of them are stored as
+        ``low → high`` (the rest as ``high → low``).  ``model`` is ``None`` where the column
+        is absent or missing.  The cost is a factorize and a sort, not a loop over rows.
+
+        Examples
+        --------
+        >>> ps = PairSet.from_records([
+        ...     {"pair_id": k, "background_i": i, "background_j": j, "x_i": "a", "x_j": "b"}
+        ...     for k, (i, j) in enumerate([("US", "UK"), ("UK", "US"), ("UK", "US"), ("US", "IN")])])
+        >>> [(m, lo, hi, rows.tolist(), fwd) for m, lo, hi, rows, fwd in ps.pair_groups()]
+        [(None, 'IN', 'US', [3], 0), (None, 'UK', 'US', [0, 1, 2], 2)]
+        """
+        df, n = self._df, len(self._df)
+        if "model" in df.columns:
+            m_codes, m_names = pd.factorize(df["model"], sort=True)  # missing: code -1
+            m_codes = np.where(m_codes < 0, len(m_names), m_codes)
+        else:
+            m_codes, m_names = np.zeros(n, dtype=np.intp), pd.Index([])
+        b_codes, b_names = pd.factorize(pd.concat([df["background_i"], df["background_j"]], ignore_index=True),
+                                        sort=True)
+        ci, cj = b_codes[:n].astype(np.int64), b_codes[n:].astype(np.int64)
+        lo, hi = np.minimum(ci, cj), np.maximum(ci, cj)
+        nb = max(len(b_names), 1)
+        key = (m_codes.astype(np.int64) * nb + lo) * nb + hi
+        order = np.argsort(key, kind="stable")
+        _, starts, counts = np.unique(key[order], return_index=True, return_counts=True)
+        forward = ci == lo
+        out: list[tuple[str | None, str, str, np.ndarray, int]] = []
+        for start, count in zip(starts.tolist(), counts.tolist()):
+            rows = order[start : start + count]
+            first = rows[0]
+            m = int(m_codes[first])
+            out.append((str(m_names[m]) if m < len(m_names) else None, str(b_names[lo[first]]),
+                        str(b_names[hi[first]]), rows, int(forward[rows].sum())))
+        return out
+
     def __len__(self) -> int:
         return len(self._df)
 
@@ -340,49 +378,6 @@ class PairSet:
         if not items or any(not isinstance(p, PairSet) for p in items):
             raise TypeError("`pairsets` must be a non-empty iterable of PairSet")
         return PairSet(pd.concat([p._df for p in items], ignore_index=True))
-
-
-def _read_csv(p: Path) -> pd.DataFrame:
-    """A CSV file as a frame, after checking its text and shape with errors that name the line."""
-    raw = p.read_bytes()
-    if not raw.strip():
-        raise ValueError(f"`path`: {p} is empty; a CSV PairSet starts with a header line naming its columns "
-                         f"({', '.join(REQUIRED_COLUMNS)})")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        start = raw.rfind(b"\n", 0, exc.start) + 1
-        end = raw.find(b"\n", exc.start)
-        line = raw[start : end if end >= 0 else len(raw)]
-        shifted = UnicodeDecodeError(exc.encoding, exc.object, exc.start - start, exc.end - start, exc.reason)
-        lineno = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(f"`path`: {not_utf8(p, lineno, shifted, line)}") from None
-    _check_csv_shape(p, text)
-    numeric_na = {c: [""] for c in (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT)}
-    return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=numeric_na,
-                       dtype={c: str for c in _TEXT_COLUMNS}, index_col=False)
-
-
-def _check_csv_shape(p: Path, text: str) -> None:
-    """Every record has as many fields as the header; every quoted field is closed."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    header: list[str] | None = None
-    start = 1  # the line the current record starts on
-    try:
-        for row in reader:
-            if row:
-                if header is None:
-                    header = row
-                elif len(row) != len(header):
-                    raise ValueError(f"`path`: {p}:{start}: {len(row)} fields, but the header has {len(header)} "
-                                     f"({', '.join(header[:8])}{', …' if len(header) > 8 else ''}); "
-                                     f"quote fields that hold commas")
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        if "end of data" in str(exc) or "EOF" in str(exc):
-            raise ValueError(f"`path`: {p}:{start}: a quoted field opened on this line is never closed "
-                             f"(a missing \" before the end of the file)") from None
-        raise ValueError(f"`path`: {p}:{reader.line_num}: not valid CSV ({exc})") from None
 
 
 def _umask() -> int:

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from ipcausal.backends.base import Breaker
+from ipcausal.backends.breaker import Breaker
 
 
 class _Clock:

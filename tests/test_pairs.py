@@ -119,3 +119,24 @@ def test_written_file_has_umask_permissions(tmp_path) -> None:
     finally:
         os.umask(mask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_pair_groups_matches_a_loop_over_rows() -> None:
+    rng = np.random.default_rng(3)
+    bgs, models = ["US", "UK", "IN", "NG", "Ünï"], ["m1", "m0", None]
+    rows = []
+    for k in range(500):
+        i, j = rng.choice(len(bgs), 2, replace=False)
+        rows.append({"pair_id": k, "background_i": bgs[i], "background_j": bgs[j], "x_i": "a", "x_j": "b",
+                     "model": models[rng.integers(0, 3)]})
+    expected: dict[tuple, list[int]] = {}
+    for pos, r in enumerate(rows):  # the brute-force oracle
+        lo, hi = sorted((r["background_i"], r["background_j"]))
+        expected.setdefault((r["model"], lo, hi), []).append(pos)
+    got = PairSet.from_records(rows).pair_groups()
+    assert [(m, lo, hi) for m, lo, hi, _, _ in got] == sorted(expected, key=lambda t: (t[0] is None, t[0] or "", t[1], t[2]))
+    for m, lo, hi, idx, fwd in got:
+        assert idx.tolist() == expected[(m, lo, hi)]
+        assert fwd == sum(rows[p]["background_i"] == lo for p in idx)
+    no_model = PairSet.from_records([{k: v for k, v in r.items() if k != "model"} for r in rows]).pair_groups()
+    assert {m for m, *_ in no_model} == {None} and sum(len(idx) for _, _, _, idx, _ in no_model) == 500

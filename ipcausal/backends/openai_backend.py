@@ -8,7 +8,7 @@ malformed answers are retried with exponential backoff that honours the server's
 ``Retry-After``; other client errors (400, 401, 404, …) fail at once, and an exception raised by
 our own code (a programming error) propagates at once with its own message, never retried.
 The ``openai`` client's own retries are switched off because they cannot retry a malformed
-200 answer and give no hook per attempt for the :class:`~ipcausal.backends.base.Breaker` that
+200 answer and give no hook per attempt for the :class:`~ipcausal.backends.breaker.Breaker` that
 skips the rest of a run once the server has stopped answering.  The API key comes from an
 argument or the environment and is never stored in the cache, written to an output, or
 shown in an error message.
@@ -100,7 +100,7 @@ class OpenAIBackend(BackendBase):
 
     Notes
     -----
-    A :class:`~ipcausal.backends.base.Breaker` watches every attempt.  When
+    A :class:`~ipcausal.backends.breaker.Breaker` watches every attempt.  When
     ``max(8, concurrency)`` requests in a row found the server unreachable or silent
     (connection refused or dropped, or timed out) after their retries, or two attempts in a
     row did and nothing was heard from it for ``down_after`` seconds, every request still
