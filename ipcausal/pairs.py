@@ -93,7 +93,7 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     if ids.isna().any():
         raise ValueError(f"column `pair_id` has missing values at {_rows(ids.isna().to_numpy())}")
     out["pair_id"] = _pair_ids(ids)
-    dup = out["pair_id"].duplicated(keep=False).to_numpy()
+    dup = np.zeros(0, dtype=bool) if out["pair_id"].is_unique else out["pair_id"].duplicated(keep=False).to_numpy()
     if dup.any():
         vals = list(dict.fromkeys(out.loc[dup, "pair_id"]))[:5]
         raise ValueError(f"column `pair_id` has duplicate values {vals} at {_rows(dup)}")
@@ -121,6 +121,8 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
                 bad = values.map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
                 if bad.any():
                     raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
+            if isinstance(values.dtype, pd.StringDtype) and not values.isna().any():
+                continue  # all text already (pandas' own string type): nothing to convert
             obj = values.astype(object)
             out[col] = obj.where(values.notna(), None) if values.dtype != object or values.isna().any() else obj
 
