@@ -90,14 +90,24 @@ def _req(k: int) -> Request:
     return Request(messages_of(f"Say the number {k}."), GenerationConfig(max_tokens=2))
 
 
-def test_a_hung_server_trips_the_breaker(server: tuple[str, int]) -> None:
+def test_a_hung_server_trips_the_breaker(server: tuple[str, int], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import ipcausal.backends.openai_backend as ob
+
     url, pid = server
     b = _backend(url)
     os.kill(pid, signal.SIGSTOP)  # accepts connections (the kernel does), never answers
     try:
         outs = b.generate_outcomes([_req(k) for k in range(16)])
+        # the next batch is skipped at once: no probe before 30 s have passed
+        later = b.generate_outcomes([_req(k) for k in range(16, 20)])
+        assert all("skipped, the server stopped answering" in str(o) for o in later)
+        monkeypatch.setattr(ob, "_PROBE_EVERY", 0.0)  # a probe now: the server is still frozen
+        assert all("skipped" in str(o) for o in b.generate_outcomes([_req(20)]))
+        assert "timed out after 1s" in b._breaker.reason
     finally:
         os.kill(pid, signal.SIGCONT)
+    # back: the probe finds it answering and the batch goes through (no check() needed)
+    assert all(not isinstance(o, BackendError) for o in b.generate_outcomes([_req(21)]))
     reasons = [str(o) for o in outs]
     assert all(isinstance(o, BackendError) and o.retryable for o in outs)
     skipped = [r for r in reasons if "skipped, the server stopped answering (timed out after 1s)" in r]
