@@ -221,7 +221,11 @@ class PairSet:
             return cls(frame)
         if fmt == "csv":
             return cls(read_csv_frame(p, REQUIRED_COLUMNS, (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT), _TEXT_COLUMNS))
-        return cls(read_parquet_frame(p))
+        try:
+            frame = read_parquet_frame(p)
+        except ValueError as exc:
+            raise ValueError(f"`path`: {exc}") from None
+        return cls(frame)
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""

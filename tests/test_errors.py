@@ -134,3 +134,11 @@ def test_the_two_sided_exact_p_below_1e300_counts_both_extremes(n: int) -> None:
     d = np.ones(n)
     assert permutation_test(d, method="exact").pvalue == math.ldexp(1.0, 1 - n)
     assert permutation_test(d, method="exact", alternative="greater").pvalue == math.ldexp(1.0, -n)
+
+
+def test_a_file_that_is_not_parquet_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("pyarrow")
+    f = tmp_path / "p.parquet"
+    f.write_text("pair_id,background_i\n")
+    with pytest.raises(ValueError, match=r"`path`: .*p\.parquet: not a readable Parquet file"):
+        PairSet.read(f)
