@@ -42,6 +42,7 @@ def _chunk(start: int, n: int, rng: object) -> dict[str, list[object]]:
     nb = len(_BACKGROUNDS)
     bi = rng.integers(0, nb, n)
     bj = (bi + rng.integers(1, nb, n)) % nb
+    bi, bj = np.minimum(bi, bj), np.maximum(bi, bj)  # each background pair stored one way round
     model = rng.integers(0, len(_MODELS), n)
     sim = np.round(np.clip(rng.beta(8, 2, n) - 0.02 * (bi == 0), 0, 1), 4)
     words = np.array("the a colour color answer question river bank model holiday vacation football soccer "
