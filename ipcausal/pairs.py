@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ipcausal._jsonl import iter_objects
+from ipcausal._tables import frame_from_records, read_csv_frame, read_jsonl_frame, read_parquet_frame
 
 __all__ = ["PairSet", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS"]
 
@@ -54,6 +54,29 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _all_text(col: pd.Series) -> bool:
+    """True when every value of ``col`` is a ``str`` (checked in C for the usual dtypes)."""
+    if isinstance(col.dtype, pd.StringDtype):
+        return not bool(col.isna().any())
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=False) == "string"
+
+
+def _text_or_missing(col: pd.Series) -> bool:
+    """True when every value of ``col`` is a ``str`` or missing (None / NaN)."""
+    if isinstance(col.dtype, pd.StringDtype) or bool(col.isna().all()):
+        return True
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) == "string"
+
+
+def _pair_ids(ids: pd.Series) -> pd.Series:
+    """``pair_id`` as text: integers (and integral floats) without a decimal point."""
+    if _all_text(ids):
+        return ids
+    if pd.api.types.is_integer_dtype(ids) and not pd.api.types.is_bool_dtype(ids):
+        return ids.astype(str)
+    return ids.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
+
+
 def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(df).__name__}")
@@ -69,13 +92,15 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     ids = out["pair_id"]
     if ids.isna().any():
         raise ValueError(f"column `pair_id` has missing values at {_rows(ids.isna().to_numpy())}")
-    out["pair_id"] = ids.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
-    dup = out["pair_id"].duplicated(keep=False).to_numpy()
+    out["pair_id"] = _pair_ids(ids)
+    dup = np.zeros(0, dtype=bool) if out["pair_id"].is_unique else out["pair_id"].duplicated(keep=False).to_numpy()
     if dup.any():
         vals = list(dict.fromkeys(out.loc[dup, "pair_id"]))[:5]
         raise ValueError(f"column `pair_id` has duplicate values {vals} at {_rows(dup)}")
 
     for col in _TEXT_COLUMNS:
+        if _all_text(out[col]):
+            continue
         bad = out[col].map(lambda v: not isinstance(v, str)).to_numpy()
         if bad.any():
             raise ValueError(f"column `{col}` must hold text; non-text or missing values at {_rows(bad)}")
@@ -91,10 +116,15 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
 
     for col in _OPTIONAL_TEXT:
         if col in out.columns:
-            bad = out[col].map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
-            if bad.any():
-                raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
-            out[col] = out[col].map(lambda v: None if _is_missing(v) else v).astype(object)
+            values = out[col]
+            if not _text_or_missing(values):
+                bad = values.map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
+                if bad.any():
+                    raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
+            if isinstance(values.dtype, pd.StringDtype) and not values.isna().any():
+                continue  # all text already (pandas' own string type): nothing to convert
+            obj = values.astype(object)
+            out[col] = obj.where(values.notna(), None) if values.dtype != object or values.isna().any() else obj
 
     has_i, has_j = "score_i" in out.columns, "score_j" in out.columns
     if has_i != has_j:
@@ -167,26 +197,35 @@ class PairSet:
         rows = list(records)
         if any(not isinstance(r, Mapping) for r in rows):
             raise TypeError("`records` must be an iterable of mappings")
-        return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
+        return cls(frame_from_records(rows, REQUIRED_COLUMNS))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> PairSet:
-        """Read a PairSet from ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix)."""
+        """Read a PairSet from ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix).
+
+        Errors name the file and, where there is one, the line: a directory, an empty file,
+        text that is not UTF-8, a line that is not JSON, a CSV row with more or fewer fields
+        than its header, a quoted CSV field that is never closed.
+        """
         p = Path(path)
+        if p.is_dir():
+            raise ValueError(f"`path`: {p} is a directory; give a PairSet file (.jsonl, .csv or .parquet)")
         fmt = _format_of(p)
         if not p.is_file():
             raise ValueError(f"`path`: no such file: {p}")
         if fmt == "jsonl":
             try:
-                rows = [row for _, row in iter_objects(p, "one JSON object per pair")]
+                frame = read_jsonl_frame(p, "one JSON object per pair", REQUIRED_COLUMNS)
             except ValueError as exc:
                 raise ValueError(f"`path`: {exc}") from None
-            return cls(pd.DataFrame.from_records(rows, columns=_columns_of(rows)))
+            return cls(frame)
         if fmt == "csv":
-            numeric_na = {c: [""] for c in (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT)}
-            df = pd.read_csv(p, keep_default_na=False, na_values=numeric_na, dtype={c: str for c in _TEXT_COLUMNS})
-            return cls(df)
-        return cls(_parquet().read_table(p).to_pandas())
+            return cls(read_csv_frame(p, REQUIRED_COLUMNS, (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT), _TEXT_COLUMNS))
+        try:
+            frame = read_parquet_frame(p)
+        except ValueError as exc:
+            raise ValueError(f"`path`: {exc}") from None
+        return cls(frame)
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""
@@ -246,6 +285,47 @@ class PairSet:
             raise ValueError("this PairSet has no `score_i`/`score_j` columns")
         return self._df["score_j"].to_numpy(np.float64) - self._df["score_i"].to_numpy(np.float64)
 
+    def pair_groups(self) -> list[tuple[str | None, str, str, np.ndarray, int]]:
+        """Rows per model and unordered background pair, found with array operations.
+
+        Returns one ``(model, low, high, rows, forward)`` per group, sorted by model (missing
+        last) and then by the two backgrounds: ``low < high`` alphabetically, ``rows`` the
+        row positions in increasing order, ``forward`` how many of them are stored as
+        ``low → high`` (the rest as ``high → low``).  ``model`` is ``None`` where the column
+        is absent or missing.  The cost is a factorize and a sort, not a loop over rows.
+
+        Examples
+        --------
+        >>> ps = PairSet.from_records([
+        ...     {"pair_id": k, "background_i": i, "background_j": j, "x_i": "a", "x_j": "b"}
+        ...     for k, (i, j) in enumerate([("US", "UK"), ("UK", "US"), ("UK", "US"), ("US", "IN")])])
+        >>> [(m, lo, hi, rows.tolist(), fwd) for m, lo, hi, rows, fwd in ps.pair_groups()]
+        [(None, 'IN', 'US', [3], 0), (None, 'UK', 'US', [0, 1, 2], 2)]
+        """
+        df, n = self._df, len(self._df)
+        if "model" in df.columns:
+            m_codes, m_names = pd.factorize(df["model"], sort=True)  # missing: code -1
+            m_codes = np.where(m_codes < 0, len(m_names), m_codes)
+        else:
+            m_codes, m_names = np.zeros(n, dtype=np.intp), pd.Index([])
+        b_codes, b_names = pd.factorize(pd.concat([df["background_i"], df["background_j"]], ignore_index=True),
+                                        sort=True)
+        ci, cj = b_codes[:n].astype(np.int64), b_codes[n:].astype(np.int64)
+        lo, hi = np.minimum(ci, cj), np.maximum(ci, cj)
+        nb = max(len(b_names), 1)
+        key = (m_codes.astype(np.int64) * nb + lo) * nb + hi
+        order = np.argsort(key, kind="stable")
+        _, starts, counts = np.unique(key[order], return_index=True, return_counts=True)
+        forward = ci == lo
+        out: list[tuple[str | None, str, str, np.ndarray, int]] = []
+        for start, count in zip(starts.tolist(), counts.tolist()):
+            rows = order[start : start + count]
+            first = rows[0]
+            m = int(m_codes[first])
+            out.append((str(m_names[m]) if m < len(m_names) else None, str(b_names[lo[first]]),
+                        str(b_names[hi[first]]), rows, int(forward[rows].sum())))
+        return out
+
     def __len__(self) -> int:
         return len(self._df)
 
@@ -304,14 +384,6 @@ class PairSet:
         if not items or any(not isinstance(p, PairSet) for p in items):
             raise TypeError("`pairsets` must be a non-empty iterable of PairSet")
         return PairSet(pd.concat([p._df for p in items], ignore_index=True))
-
-
-def _columns_of(rows: list[Mapping[str, Any]]) -> list[str]:
-    cols: dict[str, None] = {}
-    for r in rows:
-        for k in r:
-            cols.setdefault(str(k), None)
-    return list(cols) if rows else list(REQUIRED_COLUMNS)
 
 
 def _umask() -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,15 +36,28 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def start_llama_server(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0,
-                       n_ubatch: int | None = None) -> Iterator[str]:
+                       n_ubatch: int | None = 1) -> Iterator[str]:
     """Run ``python -m llama_cpp.server`` and yield its base URL (``http://127.0.0.1:PORT/v1``).
 
-    ``n_ubatch=1`` decodes one token at a time: a workaround for llama-cpp-python builds that
-    crash on a multi-token decode batch.
+    ``n_ubatch=1`` (the default) decodes one token at a time: a workaround for llama-cpp-python
+    builds (0.3.36 here) that crash on a multi-token decode batch; ``None`` leaves the server's own.
+    """
+    with llama_server_process(model, n_ctx=n_ctx, timeout=timeout, n_ubatch=n_ubatch) as (url, _proc):
+        yield url
+
+
+@contextlib.contextmanager
+def llama_server_process(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0, alias: str | None = "smollm2",
+                         n_ubatch: int | None = 1) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Like :func:`start_llama_server`, yielding ``(url, process)`` (to freeze it with SIGSTOP).
+
+    ``alias=None`` starts the server without ``--model_alias`` (it then lists the model's path).
     """
     port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", "smollm2"]
+           "--port", str(port), "--n_ctx", str(n_ctx)]
+    if alias is not None:
+        cmd += ["--model_alias", alias]
     if n_ubatch is not None:
         cmd += ["--n_ubatch", str(n_ubatch)]
     log = tempfile.TemporaryFile()  # llama.cpp logs ~200 kB while loading: a pipe would fill and block it
@@ -64,8 +79,10 @@ def start_llama_server(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0
             if time.monotonic() > deadline:
                 raise RuntimeError(f"llama_cpp.server did not answer on {url} within {timeout}s")
             time.sleep(0.2)
-        yield url
+        yield url, proc
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGCONT)  # a frozen server cannot act on SIGTERM
         proc.terminate()
         try:
             proc.wait(timeout=10)

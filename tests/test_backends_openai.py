@@ -185,3 +185,65 @@ def test_cli_incomplete_run_exits_3_then_resumes(proxy: FaultProxy, tmp_path, ca
     assert main(argv) == 0
     assert "requested 4, completed 4, from cache 3, failed 0" in capsys.readouterr().err
     assert len(proxy.posts()) == n_posts + 1
+
+
+# -- one retry decision; programming errors; the model name ------------------------------------
+def test_should_retry_is_the_one_decision() -> None:
+    import httpx
+    import openai
+
+    from ipcausal.backends.openai_backend import should_retry
+
+    req = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    def status(code: int) -> openai.APIStatusError:
+        return openai.APIStatusError("x", response=httpx.Response(code, request=req), body=None)
+
+    assert should_retry(openai.APITimeoutError(request=req)) and should_retry(openai.APIConnectionError(request=req))
+    assert all(should_retry(status(c)) for c in (408, 409, 425, 429, 500, 502, 503))
+    assert not any(should_retry(status(c)) for c in (400, 401, 403, 404, 422))
+    assert not any(should_retry(e) for e in (ValueError("x"), KeyError("x"), TypeError("x"), AttributeError("x"),
+                                             BackendError("skipped", retryable=True)))
+
+
+def test_a_programming_error_fails_at_once_with_its_own_message(proxy: FaultProxy) -> None:
+    b = _backend(proxy.url, extra_body={"not_json": object()})  # our bug: a body that cannot be encoded
+    with pytest.raises(TypeError, match=r"not JSON serializable"):
+        b.generate_outcomes([_req()])
+    assert proxy.posts() == []  # neither sent nor retried, nor turned into "malformed response"
+
+
+def test_a_model_the_server_does_not_serve_is_rejected_before_any_request(proxy: FaultProxy, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    pairs = PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK", "x_i": "Hi", "x_j": "Hello"}])
+    b = _backend(proxy.url, model="wrongname")
+    with pytest.raises(BackendError, match=r"`model` 'wrongname' is not served by the server at http://127\.0\.0\.1:\d+/v1, "
+                                           r"which serves 'smollm2'"):
+        ipcausal.run(pairs, b, progress=False)
+    src = tmp_path / "pairs.jsonl"
+    pairs.write(src)
+    argv = ["run", str(src), "--backend", "openai", "--base-url", proxy.url, "--model", "wrongname",
+            "--out", str(tmp_path / "out.jsonl"), "--no-progress"]
+    assert main(argv) == 2
+    assert "'wrongname' is not served" in capsys.readouterr().err and not (tmp_path / "out.jsonl").exists()
+    assert proxy.posts() == []
+    # a gateway that accepts names it does not list: the check can be switched off
+    assert _backend(proxy.url, model="wrongname", check_model=False).check() == ["smollm2"]
+    with pytest.raises(TypeError, match=r"`check_model` must be True or False"):
+        _backend(proxy.url, check_model="yes")
+    with pytest.raises(ValueError, match=r"`down_after` must be a positive number of seconds"):
+        _backend(proxy.url, down_after=0)
+
+
+def test_without_alias_the_label_is_the_gguf_stem_not_its_path() -> None:
+    from _helpers_servers import llama_server_process
+
+    gguf = resolve_gguf()
+    with llama_server_process(gguf, alias=None) as (url, _proc):
+        b = OpenAIBackend(base_url=url)
+        assert b.model == gguf.stem and "/" not in b.model
+        (r,) = b.generate([_req(max_tokens=2)])
+        assert r.text
+        # the stem is accepted as --model too, and the full path is what goes over the wire
+        named = OpenAIBackend(gguf.stem, base_url=url)
+        assert str(gguf) in named.check() and named.model == gguf.stem
+        assert named.generate([_req(max_tokens=2)])[0].text == r.text

@@ -119,3 +119,44 @@ def test_written_file_has_umask_permissions(tmp_path) -> None:
     finally:
         os.umask(mask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_pair_groups_matches_a_loop_over_rows() -> None:
+    rng = np.random.default_rng(3)
+    bgs, models = ["US", "UK", "IN", "NG", "Ünï"], ["m1", "m0", None]
+    rows = []
+    for k in range(500):
+        i, j = rng.choice(len(bgs), 2, replace=False)
+        rows.append({"pair_id": k, "background_i": bgs[i], "background_j": bgs[j], "x_i": "a", "x_j": "b",
+                     "model": models[rng.integers(0, 3)]})
+    expected: dict[tuple, list[int]] = {}
+    for pos, r in enumerate(rows):  # the brute-force oracle
+        lo, hi = sorted((r["background_i"], r["background_j"]))
+        expected.setdefault((r["model"], lo, hi), []).append(pos)
+    got = PairSet.from_records(rows).pair_groups()
+    assert [(m, lo, hi) for m, lo, hi, _, _ in got] == sorted(expected, key=lambda t: (t[0] is None, t[0] or "", t[1], t[2]))
+    for m, lo, hi, idx, fwd in got:
+        assert idx.tolist() == expected[(m, lo, hi)]
+        assert fwd == sum(rows[p]["background_i"] == lo for p in idx)
+    no_model = PairSet.from_records([{k: v for k, v in r.items() if k != "model"} for r in rows]).pair_groups()
+    assert {m for m, *_ in no_model} == {None} and sum(len(idx) for _, _, _, idx, _ in no_model) == 500
+
+
+@pytest.mark.parametrize("extra", [
+    {},
+    {"score_i": [1, 2, 3], "score_j": [0.5, 2, 1]},  # ints and floats in one outcome
+    {"samples_i": [["a", "b"], ["c"], []], "meta_n": [1, None, 3]},  # lists; ints with a gap
+    {"when": ["2024-01-02T03:04:05", "2024-01-03T00:00:00", "2024-01-04T00:00:00"]},  # pyarrow would make timestamps
+    {"nested": [{"k": 1}, {"k": 2, "j": "x"}, None]},  # objects: the Python reader
+    {"flag": [True, False, None], "note": ["", "Ünïcödé 中文", None]},
+])
+def test_jsonl_fast_reader_gives_what_the_python_reader_gives(tmp_path, extra: dict) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    rows = base(**extra)
+    f = tmp_path / "p.jsonl"
+    f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    got = PairSet.read(f)
+    want = PairSet.from_records(rows)
+    assert got.columns == want.columns
+    assert got.records() == want.records()

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, Union, runtime_checkable
 
+from ipcausal.backends.breaker import Breaker
+
 __all__ = [
     "GenerationConfig",
     "Request",
@@ -22,6 +24,7 @@ __all__ = [
     "Backend",
     "BackendBase",
     "BackendError",
+    "Breaker",
     "Outcome",
     "Usage",
     "chat",

@@ -2,11 +2,16 @@
 
 Works with api.openai.com and with OpenAI-compatible servers reached through ``base_url``
 (``vllm serve``, ``python -m llama_cpp.server``, …).  Requests run asynchronously with a
-bounded number in flight.  Rate limits (429), server errors (5xx), timeouts, dropped
-connections and malformed responses are retried with exponential backoff that honours the
-server's ``Retry-After``; other client errors (400, 401, 404, …) fail at once.  The API key
-comes from an argument or the environment and is never stored in the cache, written to an
-output, or shown in an error message.
+bounded number in flight.  Retries go through ``tenacity`` with one decision,
+:func:`should_retry`: rate limits (429), server errors (5xx), timeouts, dropped connections and
+malformed answers are retried with exponential backoff that honours the server's
+``Retry-After``; other client errors (400, 401, 404, …) fail at once, and an exception raised by
+our own code (a programming error) propagates at once with its own message, never retried.
+The ``openai`` client's own retries are switched off because they cannot retry a malformed
+200 answer and give no hook per attempt for the :class:`~ipcausal.backends.breaker.Breaker` that
+skips the rest of a run once the server has stopped answering.  The API key comes from an
+argument or the environment and is never stored in the cache, written to an output, or
+shown in an error message.
 """
 
 from __future__ import annotations
@@ -19,65 +24,37 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ipcausal.backends.base import (
     BackendBase,
     BackendError,
+    Breaker,
     Choice,
     OnResult,
     Outcome,
     Request,
     Response,
 )
+from ipcausal.backends._retry import (
+    _describe,
+    _gguf_stem,
+    _Malformed,
+    _openai,
+    _public_url,
+    _retry_after,
+    _Skipped,
+    _tenacity,
+    _validate,
+    should_retry,
+)
 
-__all__ = ["OpenAIBackend"]
+__all__ = ["OpenAIBackend", "should_retry"]
 
 _KEY_PATTERN = re.compile(r"(sk-|Bearer\s+)[A-Za-z0-9_\-*.]{3,}")
-_RETRY_STATUS = {408, 409, 425, 429}
 _NO_KEY = "sk-no-key-required"
-
-
-def _openai() -> Any:
-    try:
-        import openai
-    except ImportError as exc:
-        raise ImportError("the openai backend needs the openai client: pip install 'ipcausal[openai]'") from exc
-    return openai
-
-
-def _public_url(url: str) -> str:
-    """``url`` without user:password (so it is safe to print)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def _retry_after(response: Any) -> float | None:
-    """Seconds asked for by ``Retry-After`` / ``retry-after-ms``, or ``None``."""
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError, IndexError):
-            return None
+_PROBE_EVERY = 30.0  # seconds between probes of a server the breaker gave up on
 
 
 class OpenAIBackend(BackendBase):
@@ -87,7 +64,10 @@ class OpenAIBackend(BackendBase):
     ----------
     model : str, optional
         Model name sent with each request.  Required for api.openai.com; with ``base_url``
-        it defaults to the first model the server lists.
+        it defaults to the first model the server lists (labelled by its file stem when the
+        server lists a path to a ``.gguf`` file, as llama.cpp does without ``--model_alias``).
+        :meth:`check` (the run's preflight) fails when the server lists models and this is
+        not one of them (nor the stem of a listed ``.gguf`` path).
     base_url : str, optional
         An OpenAI-compatible endpoint, e.g. ``"http://127.0.0.1:8000/v1"``.
     api_key : str, optional
@@ -111,13 +91,28 @@ class OpenAIBackend(BackendBase):
         the in-process behaviour).  Default: only when ``base_url`` is given (OpenAI rejects it).
     extra_body : mapping, optional
         More JSON fields sent with every request (e.g. ``{"top_k": 1}`` for vLLM/llama.cpp).
+    down_after : float, optional
+        Seconds without any answer from the server after which (and at least two failed
+        attempts in a row) it is taken to have stopped answering; default ``2 * timeout``.
+    check_model : bool
+        Whether :meth:`check` rejects a ``model`` the server does not list.  Turn it off for
+        gateways that accept names they do not list.
 
     Notes
     -----
-    When ``max(8, concurrency)`` requests of one batch in a row found the server unreachable
-    (connection refused or dropped, after their retries), the rest of that batch fails at once
-    with a "skipped" error instead of retrying each request; the run is then reported
-    incomplete and the next run (or batch) tries the server again.
+    A :class:`~ipcausal.backends.breaker.Breaker` watches every attempt.  When
+    ``max(8, concurrency)`` requests in a row found the server unreachable or silent
+    (connection refused or dropped, or timed out) after their retries, or two attempts in a
+    row did and nothing was heard from it for ``down_after`` seconds, every request still
+    waiting fails at once with a
+    "skipped, the server stopped answering" error instead of going through its retries; the
+    run is then reported incomplete and a rerun resumes.  With the defaults (timeout 60 s,
+    concurrency 8, 5 retries) a server that hangs is given up after about two minutes
+    (two timed-out attempts in a row, 120 s of silence) at any concurrency, instead of
+    timeout x attempts x requests / concurrency; refused connections are given up after
+    eight requests (milliseconds).  Later batches are skipped too; every 30 s one probe (a model list with
+    a timeout of at most 10 s) checks whether the server is back, and a successful
+    :meth:`check` resets the breaker.
 
     Examples
     --------
@@ -144,6 +139,8 @@ class OpenAIBackend(BackendBase):
         max_retry_after: float = 120.0,
         send_repeat_penalty: bool | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        down_after: float | None = None,
+        check_model: bool = True,
     ) -> None:
         super().__init__()
         if model is not None and (not isinstance(model, str) or not model.strip()):
@@ -167,7 +164,14 @@ class OpenAIBackend(BackendBase):
             raise ValueError(f"`max_retries` must be a non-negative integer, got {max_retries!r}")
         if extra_body is not None and not isinstance(extra_body, Mapping):
             raise TypeError("`extra_body` must be a mapping")
+        if down_after is not None and (
+            not isinstance(down_after, (int, float)) or isinstance(down_after, bool) or not down_after > 0
+        ):
+            raise ValueError(f"`down_after` must be a positive number of seconds, got {down_after!r}")
+        if not isinstance(check_model, bool):
+            raise TypeError(f"`check_model` must be True or False, got {check_model!r}")
         _openai()
+        _tenacity()
         key = api_key or os.environ.get(api_key_env)
         if not key:
             if base_url is None:
@@ -182,16 +186,19 @@ class OpenAIBackend(BackendBase):
         self.send_repeat_penalty = (base_url is not None) if send_repeat_penalty is None else bool(send_repeat_penalty)
         self.extra_body = dict(extra_body or {})
         self._jitter = random.Random()
-        self._unreachable = 0  # requests in a row that ended with the server unreachable
-        self._last_down = ""
+        self.check_model = check_model
+        self.down_after = 2.0 * self.timeout if down_after is None else float(down_after)
+        self._breaker = Breaker(max(8, concurrency), self.down_after)
+        self.model = model or ""  # the label (responses, cache keys, reports)
+        self._wire = model or ""  # the name sent in each request
         if model is None:
             if base_url is None:
                 raise ValueError("`model` is required for api.openai.com (e.g. 'gpt-4o-mini')")
             models = self.check()
             if not models:
                 raise ValueError(f"`model`: the server at {self.where} lists no models; pass one explicitly")
-            model = models[0]
-        self.model = model
+            self._wire = models[0]
+            self.model = _gguf_stem(models[0]) or models[0]
 
     @property
     def where(self) -> str:
@@ -210,17 +217,29 @@ class OpenAIBackend(BackendBase):
         return kw
 
     def check(self, timeout: float = 10.0) -> list[str]:
-        """Ask the server which models it serves (a quick reachability test).
+        """Ask the server which models it serves (a quick reachability test) and check ``model``.
+
+        When the backend has a ``model`` and ``check_model`` is on, the server's list must
+        contain it (or, for a listed ``.gguf`` path, its file stem, which is then what is
+        sent): llama.cpp's server answers whatever name a request carries, so a wrong name
+        would otherwise label every response with a model that did not produce it.  A
+        successful check resets the breaker.
+
+        Returns
+        -------
+        list of str
+            The model ids the server lists.
 
         Raises
         ------
         BackendError
-            When the server cannot be reached or refuses the request, with a one-line reason.
+            When the server cannot be reached or refuses the request, or does not serve
+            ``model``, with a one-line reason.
         """
         openai = _openai()
         client = openai.OpenAI(**{**self._client_kwargs(), "timeout": timeout})
         try:
-            return [m.id for m in client.models.list()]
+            ids = [m.id for m in client.models.list()]
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             raise BackendError(f"cannot reach the server at {self.where}: {self._redact(str(cause) or type(cause).__name__)}") from None
@@ -228,12 +247,21 @@ class OpenAIBackend(BackendBase):
             raise BackendError(f"the server at {self.where} answered HTTP {exc.status_code}: {self._redact(str(exc))[:300]}") from None
         finally:
             client.close()
+        self._breaker.reset()
+        if self.model and self.check_model and ids and self._wire not in ids:
+            stems = {_gguf_stem(i): i for i in ids if _gguf_stem(i)}
+            if self.model not in stems:
+                shown = ", ".join(repr(_gguf_stem(i) or i) for i in ids[:10])
+                raise BackendError(f"`model` {self.model!r} is not served by the server at {self.where}, which "
+                                   f"serves {shown}; pass one of these (or leave `model` out to use the first)")
+            self._wire = stems[self.model]
+        return ids
 
     # -- one request ------------------------------------------------------------------
     def _params(self, req: Request, n: int, seed: int | None) -> dict[str, Any]:
         cfg = req.config
         params: dict[str, Any] = {
-            "model": self.model,
+            "model": self._wire,
             "messages": [dict(m) for m in req.messages],
             "max_tokens": cfg.max_tokens,
             "temperature": float(cfg.temperature),
@@ -255,51 +283,76 @@ class OpenAIBackend(BackendBase):
             params["extra_body"] = extra
         return params
 
-    async def _call(self, client: Any, sem: asyncio.Semaphore, params: dict[str, Any]) -> Any:
-        """One HTTP call with retries; returns the parsed completion or raises BackendError."""
+    async def _attempt(self, client: Any, sem: asyncio.Semaphore, params: dict[str, Any]) -> Any:
+        """One HTTP call: the completion, or the exception that :func:`should_retry` judges."""
         openai = _openai()
-        last = "no attempt made"
-        unreachable = False
-        for attempt in range(self.max_retries + 1):
-            wait = None
-            async with sem:
-                if self._unreachable >= max(8, self.concurrency):
-                    # the server was unreachable for many requests in a row: fail fast (the run is
-                    # reported incomplete and can be resumed) instead of retrying every remaining one
-                    raise BackendError(self._redact(f"{self.where}: skipped, the server stopped answering "
-                                                    f"({self._last_down})"), retryable=True)
-                unreachable = False
-                try:
-                    completion = await client.chat.completions.create(**params)
-                    _validate(completion)
-                    self._unreachable = 0
-                    return completion
-                except openai.APITimeoutError:
-                    last = f"timed out after {self.timeout:g}s"
-                except openai.APIConnectionError as exc:
-                    cause = exc.__cause__ or exc
-                    last = f"connection failed ({type(cause).__name__}: {cause})"
-                    unreachable = True
-                except openai.APIStatusError as exc:
-                    status = exc.status_code
-                    last = f"HTTP {status}: {str(exc)[:200]}"
-                    if status < 500 and status not in _RETRY_STATUS:
-                        raise BackendError(self._redact(last), retryable=False) from None
-                    wait = _retry_after(exc.response)
-                except (openai.APIResponseValidationError, json.JSONDecodeError, _Malformed, ValueError,
-                        KeyError, TypeError, AttributeError) as exc:
-                    last = f"malformed response ({type(exc).__name__}: {str(exc)[:200]})"
-            if attempt == self.max_retries:
-                break
-            delay = min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + 0.5 * self._jitter.random())
-            if wait is not None:
-                delay = max(delay, min(wait, self.max_retry_after))
-            await asyncio.sleep(delay)
-        if unreachable:
-            self._unreachable += 1
-            self._last_down = last
+        async with sem:
+            if self._breaker.tripped:
+                raise _Skipped(self._redact(f"{self.where}: skipped, the server stopped answering "
+                                            f"({self._breaker.reason})"), retryable=True)
+            try:
+                completion = await client.chat.completions.create(**params)
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                self._breaker.down(_describe(exc, self.timeout))
+                raise
+            except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (e.g. cut short)
+                self._breaker.answered()
+                raise _Malformed(f"not JSON: {exc.msg}") from None
+            except openai.APIError:
+                self._breaker.answered()
+                raise
+            self._breaker.answered()
+        _validate(completion)
+        return completion
+
+    def _wait(self, state: Any) -> float:
+        """Seconds before the next attempt: backoff with jitter, at least the server's Retry-After."""
+        k = state.attempt_number - 1
+        delay = min(self.max_backoff, self.backoff * 2**k) * (0.5 + 0.5 * self._jitter.random())
+        exc = state.outcome.exception() if state.outcome is not None else None
+        asked = _retry_after(getattr(exc, "response", None))
+        if asked is not None:
+            delay = max(delay, min(asked, self.max_retry_after))
+        return delay
+
+    async def _call(self, client: Any, sem: asyncio.Semaphore, params: dict[str, Any]) -> Any:
+        """One request with its retries; the parsed completion, or BackendError when it failed."""
+        openai = _openai()
+        tenacity = _tenacity()
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(should_retry),
+            reraise=True,
+        )
+        try:
+            return await retrying(self._attempt, client, sem, params)
+        except BackendError:
+            raise
+        except openai.APIStatusError as exc:
+            if not should_retry(exc):
+                raise BackendError(self._redact(_describe(exc, self.timeout)), retryable=False) from None
+            last = _describe(exc, self.timeout)
+        except (openai.APIError, _Malformed) as exc:
+            last = _describe(exc, self.timeout)
+            if isinstance(exc, openai.APIConnectionError):
+                self._breaker.gave_up(last)
         raise BackendError(self._redact(f"{self.where}: {last} (gave up after {self.max_retries + 1} attempts)"),
                            retryable=True)
+
+    async def _probe(self, client: Any) -> None:
+        """The breaker has tripped: every 30 s, ask once whether the server answers again."""
+        if self._breaker.since_trip() < _PROBE_EVERY:
+            return
+        openai = _openai()
+        try:
+            await client.with_options(timeout=min(self.timeout, 10.0)).models.list()
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            self._breaker.retrip(_describe(exc, min(self.timeout, 10.0)))
+            return
+        except openai.APIError:
+            pass
+        self._breaker.reset()
 
     async def _request(self, client: Any, sem: asyncio.Semaphore, req: Request) -> Response:
         cfg = req.config
@@ -333,8 +386,10 @@ class OpenAIBackend(BackendBase):
         openai = _openai()
         results: list[Outcome | None] = [None] * len(requests)
         sem = asyncio.Semaphore(concurrency)
-        self._unreachable = 0  # every batch tries the server afresh
+        self._breaker.streak = max(8, concurrency)
         async with openai.AsyncOpenAI(**self._client_kwargs()) as client:
+            if self._breaker.tripped:
+                await self._probe(client)
 
             async def one(i: int) -> None:
                 try:
@@ -372,16 +427,3 @@ class OpenAIBackend(BackendBase):
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, where={self.where!r}, concurrency={self.concurrency})"
 
-
-class _Malformed(ValueError):
-    """The server answered 200 with something that is not a usable chat completion."""
-
-
-def _validate(completion: Any) -> None:
-    choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        raise _Malformed("no choices")
-    for c in choices:
-        message = getattr(c, "message", None)
-        if message is None or not isinstance(getattr(message, "content", None), (str, type(None))):
-            raise _Malformed("a choice without a message")

@@ -8,21 +8,42 @@ from typing import Any
 import numpy as np
 
 ALTERNATIVES = ("two-sided", "greater", "less")
+#: Largest number of resamples accepted: p = (b + 1)/(L + 1) stays exact in float64 and the
+#: kernels' 64-bit counters cannot overflow.
+MAX_RESAMPLES = 2**53 - 1
+
+
+def as_array(x: Any, name: str, what: str) -> np.ndarray:
+    """``numpy.asarray(x)`` with errors that name ``name`` (ragged input, huge integers).
+
+    ``what`` says what ``x`` should be ("a 1-D array of numbers"); numbers come back as
+    float64 (integers beyond the float range raise ``ValueError``), anything else unchanged.
+    """
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"`{name}` must be {what}, got a string")
+    try:
+        arr = np.asarray(x)
+    except ValueError:  # numpy: "setting an array element with a sequence ... inhomogeneous shape"
+        raise ValueError(f"`{name}` is ragged (its rows differ in length, or numbers are mixed with "
+                         f"lists); it must be {what}") from None
+    except Exception as exc:
+        raise TypeError(f"`{name}` must be {what} ({type(exc).__name__}: {exc})") from None
+    if arr.dtype == object:
+        if any(isinstance(v, (list, tuple, np.ndarray)) for v in arr.flat):
+            raise ValueError(f"`{name}` is ragged (its rows differ in length, or numbers are mixed with "
+                             f"lists); it must be {what}")
+        try:
+            arr = arr.astype(np.float64)
+        except OverflowError:
+            raise ValueError(f"`{name}` holds an integer too large for a float (beyond ±1.8e308)") from None
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` must hold numbers only") from None
+    return arr
 
 
 def as_sample(x: Any, name: str, *, min_size: int = 2) -> np.ndarray:
     """A 1-D float64 array of finite values with at least ``min_size`` entries."""
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"`{name}` must be a 1-D array of numbers, got a string")
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"`{name}` must be a 1-D array of numbers ({exc})") from None
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"`{name}` must hold numbers only") from None
+    arr = as_array(x, name, "a 1-D array of numbers")
     if arr.dtype.kind in "USb" or arr.dtype.kind not in "iuf":
         if arr.dtype.kind == "b":
             arr = arr.astype(np.float64)
@@ -45,12 +66,28 @@ def choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+def positive_int(value: Any, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"`{name}` must be at most {maximum:,}, got {value:,}")
     return int(value)
+
+
+def mean_sd(x: np.ndarray) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof = 1) of finite ``x`` without overflow.
+
+    Values near the float maximum make ``x.sum()`` overflow although the mean is finite (and
+    squares overflow from 1e154, or vanish below 1e-162), so outside [1e-100, 1e100] both are
+    computed on ``x / max|x|`` and scaled back; inside, exactly as numpy computes them.
+    """
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    if scale == 0.0 or 1e-100 <= scale <= 1e100:
+        return float(x.mean()), (float(x.std(ddof=1)) if x.size > 1 else 0.0)
+    y = x / scale
+    return float(y.mean()) * scale, (float(y.std(ddof=1)) * scale if x.size > 1 else 0.0)
 
 
 def open_unit(value: Any, name: str) -> float:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
-from ipcausal.stats._validate import choice
+from ipcausal.stats._validate import as_array, choice
 
 __all__ = ["adjust_pvalues", "CORRECTIONS"]
 
@@ -31,9 +31,10 @@ PARALLEL_MIN_VALUES = 1 << 18
 
 
 def _as_pvalues(p: Any) -> np.ndarray:
-    if isinstance(p, (str, bytes)):
-        raise TypeError("`p` must be an array of p-values, got a string")
-    arr = np.asarray(p)
+    if isinstance(p, np.ndarray):
+        arr = p  # the fast path: no checks for raggedness needed
+    else:
+        arr = as_array(p, "p", "an array of p-values (rectangular when N-D)")
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"`p` must hold numbers, got dtype {arr.dtype}")
     if arr.dtype != np.float64:

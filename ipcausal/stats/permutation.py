@@ -33,7 +33,16 @@ import numpy as np
 from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
 from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
-from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, open_unit, positive_int, seed_from
+from ipcausal.stats._validate import (
+    ALTERNATIVES,
+    MAX_RESAMPLES,
+    as_sample,
+    choice,
+    mean_sd,
+    open_unit,
+    positive_int,
+    seed_from,
+)
 
 __all__ = ["permutation_test", "lattice_units", "METHODS", "paper_compat_pvalue"]
 
@@ -101,8 +110,9 @@ def _exact_lattice(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
         p = K.lattice_tail(kk, (total + t) // 2)
     else:
         p = K.lattice_tail(kk, (total - t) // 2)
-    # the observed sign vector alone has probability 2^-n: p cannot be smaller (guards underflow)
-    floor = max(math.ldexp(1.0, -int(k.size)), np.finfo(np.float64).tiny)
+    # the observed sign vector alone has probability 2^-n, and two-sided its mirror image counts
+    # too: p cannot be smaller (the DP drops terms below 1e-300, so this is what it returns there)
+    floor = max(math.ldexp(1.0, (1 if alternative == "two-sided" else 0) - int(k.size)), np.finfo(np.float64).tiny)
     return min(1.0, max(p, floor))
 
 
@@ -230,12 +240,11 @@ def permutation_test(
     x = as_sample(d, "d")
     alternative = choice(alternative, "alternative", ALTERNATIVES)
     method = choice(method, "method", METHODS)
-    n_resamples = positive_int(n_resamples, "n_resamples")
+    n_resamples = positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
     level = open_unit(confidence_level, "confidence_level")
     n = x.size
 
-    mean = float(x.mean())
-    sd = float(x.std(ddof=1))
+    mean, sd = mean_sd(x)  # no overflow for values near the float maximum
     if sd > 0:
         effect_size = mean / sd
     else:
@@ -294,10 +303,13 @@ def permutation_test(
     use_exact = False
     if method == "exact":
         if not (m <= MAX_ENUMERATION_N or lattice_ok):
-            raise ValueError(
-                f"`method`='exact' is not feasible here: {m} non-zero differences that do not lie on a "
-                f"common lattice (or a lattice too fine for the DP); use method='monte-carlo' or 'saddlepoint'"
-            )
+            if k is None:
+                why = f"{m} non-zero differences that do not lie on a common lattice (too many to enumerate)"
+            else:
+                why = (f"the {m} non-zero differences lie on a lattice, but it is too large for the exact DP "
+                       f"({m:,} differences x {int(k.sum()):,} lattice units = {m * int(k.sum()):,} cells; "
+                       f"the limit is {MAX_LATTICE_CELLS:,})")
+            raise ValueError(f"`method`='exact' is not feasible here: {why}; use method='monte-carlo' or 'saddlepoint'")
         use_exact = True
     elif method == "auto":
         use_exact = m <= AUTO_ENUMERATION_N or (k is not None and m * int(k.sum()) <= AUTO_LATTICE_CELLS)
@@ -329,6 +341,7 @@ def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = No
 def paper_compat_pvalue_seeded(d: np.ndarray, *, n_resamples: int, seed: int) -> float:
     """:func:`paper_compat_pvalue` with the stream's integer seed given (for the Report's null summary)."""
     x = as_sample(d, "d")
+    n_resamples = positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
     absd = np.abs(x)
     scale = float(absd.max())
     if scale == 0.0:

@@ -9,7 +9,10 @@ import numpy as np
 from scipy import special as _special
 
 from ipcausal.stats.results import MeanCIResult, PBResult
-from ipcausal.stats._validate import as_generator, as_sample, open_unit, positive_int
+from ipcausal.stats._validate import MAX_RESAMPLES, as_array, as_generator, as_sample, mean_sd, open_unit, positive_int
+
+#: Largest bootstrap table (resamples x backgrounds x dimensions) kept in memory: 2 GiB of float64.
+MAX_BOOTSTRAP_CELLS = 2**28
 
 __all__ = ["mean_ci", "personalization_bias"]
 
@@ -26,8 +29,7 @@ def mean_ci(d: Any, *, confidence_level: float = 0.95) -> MeanCIResult:
     """
     x = as_sample(d, "d")
     level = open_unit(confidence_level, "confidence_level")
-    m = float(x.mean())
-    sd = float(x.std(ddof=1))
+    m, sd = mean_sd(x)  # no overflow for values near the float maximum
     half = float(_special.stdtrit(x.size - 1, 0.5 + level / 2)) * sd / math.sqrt(x.size)
     return MeanCIResult(statistic=m, ci_low=m - half, ci_high=m + half, confidence_level=level, n=int(x.size))
 
@@ -76,9 +78,7 @@ def personalization_bias(
     >>> round(pb.statistic, 4)
     1.633
     """
-    if isinstance(values, (str, bytes)):
-        raise TypeError("`values` must be numeric, got a string")
-    v = np.asarray(values)
+    v = as_array(values, "values", "numeric, of shape (n,) or (n, dims)")
     if v.dtype.kind not in "iufb":
         raise TypeError(f"`values` must be numeric, got dtype {v.dtype}")
     v = v.astype(np.float64)
@@ -90,16 +90,25 @@ def personalization_bias(
         raise ValueError("`values` must be finite (no NaN or inf)")
     if isinstance(backgrounds, (str, bytes)):
         raise TypeError("`backgrounds` must be a sequence of labels, one per value")
-    b = np.asarray(backgrounds, dtype=object)
+    try:
+        b = np.asarray(backgrounds, dtype=object)
+    except ValueError:
+        raise ValueError("`backgrounds` is ragged: it must be a flat sequence of labels, one per value") from None
     if b.shape != (v.shape[0],):
         raise ValueError(f"`backgrounds` must have one label per value ({v.shape[0]}), got shape {b.shape}")
+    if any(isinstance(x, (list, tuple, dict, set, np.ndarray)) for x in b):
+        raise ValueError("`backgrounds` must be a flat sequence of labels (text or numbers), not of lists")
     level = open_unit(confidence_level, "confidence_level")
-    n_resamples = positive_int(n_resamples, "n_resamples")
+    n_resamples = positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
     gen = as_generator(rng)
 
     labels = sorted({str(x) for x in b})
     if len(labels) < 2:
         raise ValueError(f"`backgrounds` must name at least two backgrounds, got {labels}")
+    if n_resamples * len(labels) * v.shape[1] > MAX_BOOTSTRAP_CELLS:
+        most = MAX_BOOTSTRAP_CELLS // (len(labels) * v.shape[1])
+        raise ValueError(f"`n_resamples` must be at most {most:,} here (the bootstrap keeps every resample of "
+                         f"{len(labels)} backgrounds x {v.shape[1]} dimension(s) in memory), got {n_resamples:,}")
     keys = np.array([str(x) for x in b], dtype=object)
     groups = [v[keys == lab] for lab in labels]
     means = np.stack([g.mean(axis=0) for g in groups])  # (U, dims)

@@ -313,6 +313,7 @@ def run(
     outcomes: list[Outcome | None] = [None] * len(unique)
     step = batch_size or max(64, 16 * (concurrency or int(getattr(backend, "concurrency", 1) or 1)))
     bar = _progress(progress, len(unique))
+    failed = [0]
     try:
         for start in range(0, len(unique), step):
             chunk = unique[start : start + step]
@@ -320,6 +321,10 @@ def run(
             def arrived(i: int, out: Outcome, _start: int = start) -> None:
                 outcomes[_start + i] = out
                 if bar is not None:
+                    if isinstance(out, BackendError):
+                        failed[0] += 1
+                        if hasattr(bar, "set_postfix_str"):  # the bar says how many failed
+                            bar.set_postfix_str(f"{failed[0]} failed", refresh=False)
                     bar.update(1)
 
             got = generate_outcomes(wrapped, chunk, on_result=arrived, concurrency=concurrency)
