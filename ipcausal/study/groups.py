@@ -122,19 +122,11 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     Raises ``ValueError`` naming ``order`` when a one-sided test is asked for without ``order`` on
     a group whose pairs are stored both ways (its direction would depend on the storage).
     """
-    df = ps.to_frame()
+    need = list(dict.fromkeys(c for c in ("background_i", "score_i", "score_j", "scores_i", "scores_j", "similarity",
+                                          cluster, *ID_COLUMNS) if c is not None and c in ps))
+    df = ps.to_frame()[need]  # no text columns: the statistics path needs none
     n = len(df)
-    models = (df["model"].fillna(UNKNOWN_MODEL).astype(str).to_numpy(object) if "model" in df
-              else np.full(n, UNKNOWN_MODEL, dtype=object))
-    bi = df["background_i"].astype(str).to_numpy(object)
-    bj = df["background_j"].astype(str).to_numpy(object)
-    rows: dict[tuple[str, frozenset[str]], list[int]] = {}
-    votes: dict[tuple[str, frozenset[str]], dict[tuple[str, str], int]] = {}
-    for pos, (model, x, y) in enumerate(zip(models, bi, bj)):
-        key = (model, frozenset((x, y)))
-        rows.setdefault(key, []).append(pos)
-        count = votes.setdefault(key, {})
-        count[(x, y)] = count.get((x, y), 0) + 1
+    bi = df["background_i"].to_numpy(object)
     k_samples = None
     if outcome == "interval":
         got = _sample_scores(df, n) if "scores_i" in df.columns else None
@@ -149,17 +141,16 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     rank = {b: i for i, b in enumerate(order)} if order is not None else None
     out = []
     shared: list[str] = []
-    for key, idx_list in rows.items():
-        counts = votes[key]
+    for model, low, high, idx, forward in ps.pair_groups():
+        model = UNKNOWN_MODEL if model is None else model
         if rank is not None:
-            a, b = sorted(key[1], key=lambda x: rank[x])
+            a, b = sorted((low, high), key=lambda x: rank[x])
         else:
-            if one_sided and outcome == "interval" and len(counts) > 1:  # a similarity has no direction
-                x, y = sorted(key[1])
-                raise ValueError(f"`order`: group {x} vs {y} ({key[0]}) is stored both ways, so a one-sided "
+            if one_sided and outcome == "interval" and 0 < forward < idx.size:  # a similarity has no direction
+                raise ValueError(f"`order`: group {low} vs {high} ({model}) is stored both ways, so a one-sided "
                                  "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
-            a, b = min(counts, key=lambda orient: (-counts[orient], orient))
-        idx = np.asarray(idx_list)
+            # the direction most pairs are stored in; a tie goes to the alphabetical order
+            a, b = (low, high) if forward >= idx.size - forward else (high, low)
         sign = np.where(bi[idx] == a, 1.0, -1.0) if outcome == "interval" else np.ones(idx.size)
         per_pair = delta[idx] * sign
         values = tested[idx] * sign
@@ -172,7 +163,7 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
                     ids = df[col].iloc[idx]
                     ids = ids[ids.notna()]
                     if ids.duplicated().any():
-                        shared.append(f"{a} vs {b} ({key[0]}): `{col}`")
+                        shared.append(f"{a} vs {b} ({model}): `{col}`")
                         break
         else:
             ids = clusters[idx]
@@ -184,7 +175,7 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
             n_clusters = int(uniq.size)
             if outcome == "interval" and np.all(sizes == sizes[0]):
                 scale *= float(sizes[0])
-        out.append(Group(key[0], a, b, np.ascontiguousarray(values, dtype=np.float64), scale,
+        out.append(Group(model, a, b, np.ascontiguousarray(values, dtype=np.float64), scale,
                          np.asarray(sizes, dtype=np.int64), int(idx.size), n_clusters, per_pair, k_samples))
     if shared:
         warnings.warn("pairs within a group share an id, but no `cluster` was given, so they are tested as "

@@ -126,7 +126,7 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
         alternative = "two-sided" if outcome == "interval" else ("greater" if paper_compat else "less")
     alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
     cluster = validate_cluster(cluster, ps)
-    backgrounds = set(ps["background_i"].astype(str)) | set(ps["background_j"].astype(str))
+    backgrounds = {str(b) for b in ps["background_i"].unique()} | {str(b) for b in ps["background_j"].unique()}
     order = validate_order(order, backgrounds)
     margin = validate_margin(margin, outcome)
     if correction in JOINT_CORRECTIONS:
