@@ -36,11 +36,11 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def start_llama_server(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0,
-                       n_ubatch: int | None = 1) -> Iterator[str]:
+                       n_ubatch: int | None = None) -> Iterator[str]:
     """Run ``python -m llama_cpp.server`` and yield its base URL (``http://127.0.0.1:PORT/v1``).
 
-    ``n_ubatch=1`` (the default) decodes one token at a time: a workaround for llama-cpp-python
-    builds (0.3.36 here) that crash on a multi-token decode batch; ``None`` leaves the server's own.
+    ``n_ubatch`` (default: the server's own) sets the decode micro-batch; ``1`` decodes one token
+    at a time, which a llama.cpp build miscompiled for AMX needed (the Makefile builds without AMX).
     """
     with llama_server_process(model, n_ctx=n_ctx, timeout=timeout, n_ubatch=n_ubatch) as (url, _proc):
         yield url
@@ -48,7 +48,7 @@ def start_llama_server(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0
 
 @contextlib.contextmanager
 def llama_server_process(model: Path, *, n_ctx: int = 1024, timeout: float = 180.0, alias: str | None = "smollm2",
-                         n_ubatch: int | None = 1) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+                         n_ubatch: int | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Like :func:`start_llama_server`, yielding ``(url, process)`` (to freeze it with SIGSTOP).
 
     ``alias=None`` starts the server without ``--model_alias`` (it then lists the model's path).

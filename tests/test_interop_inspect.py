@@ -78,8 +78,7 @@ def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("inspect")
     dataset = export_inspect(_pairs(), tmp / "dataset.jsonl")
     (tmp / "run_eval.py").write_text(EVAL_SCRIPT)
-    # --n_ubatch 1: the installed llama-cpp-python crashes on multi-token decode batches
-    with start_llama_server(resolve_gguf(), n_ubatch=1) as url:
+    with start_llama_server(resolve_gguf()) as url:
         proc = subprocess.run([sys.executable, str(tmp / "run_eval.py"), str(dataset), str(tmp / "logs")],
                               env=_offline_env(tmp, url), capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]

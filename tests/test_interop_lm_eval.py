@@ -42,8 +42,7 @@ def samples_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                HF_HOME=str(tmp / "hf"), XDG_CACHE_HOME=str(tmp / "cache"), NO_PROXY="127.0.0.1,localhost",
                no_proxy="127.0.0.1,localhost", TOKENIZERS_PARALLELISM="false")
-    # --n_ubatch 1: the installed llama-cpp-python crashes on multi-token decode batches
-    with start_llama_server(resolve_gguf(), n_ubatch=1) as url:
+    with start_llama_server(resolve_gguf()) as url:
         args = [sys.executable, "-m", "lm_eval", "--model", "local-completions", "--model_args",
                 f"model=smollm2,base_url={url}/completions,tokenizer_backend=None,tokenized_requests=False",
                 "--include_path", str(tmp / "task"), "--tasks", "colours", "--log_samples",

@@ -147,10 +147,11 @@ def test_cli_run_then_rerun_from_cache(tmp_path, capsys) -> None:  # type: ignor
         ([], [], r"holds no pairs"),
         ([], [{"pair_id": 1, "background_i": "US", "background_j": "UK", "x_i": "a"}], r"missing required column\(s\) `x_j`"),
         ([], [{"pair_id": 1, "background_i": "US", "background_j": "UK", "x_i": "", "x_j": "b"}], r"`x_i` has empty prompts"),
-        (["--max-tokens", "0"], None, r"`max_tokens` must be a positive integer"),
+        (["--max-tokens", "0"], None, r"argument --max-tokens: must be a positive integer, got 0"),
         (["--cache", "c.sqlite", "--no-cache"], None, r"--cache and --no-cache exclude each other"),
         (["--price-input", "1"], None, r"give both --price-input and --price-output"),
-        (["--concurrency", "0"], None, r"--concurrency must be a positive integer"),
+        (["--concurrency", "0"], None, r"argument --concurrency: must be a positive integer, got 0"),
+        (["--seed", "-1"], None, r"argument --seed: must be a non-negative integer, got -1"),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, capsys, extra, rows, match) -> None:  # type: ignore[no-untyped-def]
@@ -170,9 +171,9 @@ def test_cli_errors_are_one_line(tmp_path, capsys, extra, rows, match) -> None: 
 
 def test_cli_rejects_unknown_backend_and_output_type(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     src = _pairs(1).write(tmp_path / "p.jsonl")
-    with pytest.raises(SystemExit) as info:
-        main(["run", str(src), "--backend", "gpt", "--out", str(tmp_path / "o.jsonl")])
-    assert info.value.code == 2 and "invalid choice: 'gpt'" in capsys.readouterr().err
+    assert main(["run", str(src), "--backend", "gpt", "--out", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'gpt'" in err and len(err.strip().splitlines()) == 1
     assert main(["run", str(src), "--out", str(tmp_path / "o.txt")]) == 2
     assert "--out: unknown file type '.txt'" in capsys.readouterr().err
 

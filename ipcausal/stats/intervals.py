@@ -38,6 +38,7 @@ import numpy as np
 from scipy import fft as _fft  # faster than numpy's FFT on these shapes
 
 from ipcausal.stats import _kernels as K
+from ipcausal.stats._validate import mean_sd
 
 __all__ = ["law", "SubsetLaw"]
 
@@ -258,7 +259,7 @@ def _build(x: np.ndarray, route: str, *, lattice: np.ndarray | None = None, n_re
     if route in ("exact", "lattice"):
         vals, cnts = np.unique(x, return_counts=True)
         if route == "exact" and float(np.prod(cnts + 1.0)) <= MAX_CLASS_SUBSETS:
-            return _enum_law(vals, cnts, n, 1.0, float(x.mean()))  # in the data's units: exact means
+            return _enum_law(vals, cnts, n, 1.0, mean_sd(x)[0])  # in the data's units: exact means (no overflow)
         if lattice is not None:
             built = _lattice_law(y, lattice, n, scale, mean)
             if built is not None:
