@@ -39,6 +39,17 @@ _LAZY: dict[str, str] = {
     "personalization_bias": "ipcausal.stats.summary",
     "mean_ci": "ipcausal.stats.summary",
     "run": "ipcausal.study.run",
+    "sequential_test": "ipcausal.stats.sequential",
+    "sequential_sign_test": "ipcausal.stats.sequential",
+    "SequentialState": "ipcausal.stats.betting",
+    "sequential_state": "ipcausal.stats.betting",
+    "sequential_sign_state": "ipcausal.stats.betting",
+    "sequential_update": "ipcausal.stats.betting",
+    "e_holm": "ipcausal.stats.eholm",
+    "e_bonferroni": "ipcausal.stats.eholm",
+    "SequentialTestResult": "ipcausal.stats.results",
+    "SequentialSignResult": "ipcausal.stats.results",
+    "EMultipleResult": "ipcausal.stats.results",
     "get_backend": "ipcausal.backends",
     "power": "ipcausal.study.power",
     "placebo": "ipcausal.study.placebo",
@@ -53,7 +64,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.study.test import MonteCarloResolutionWarning, test
     from ipcausal.pairs import PairSet
     from ipcausal.study.results import GroupResult, Report
+    from ipcausal.stats.betting import SequentialState, sequential_sign_state, sequential_state, sequential_update
+    from ipcausal.stats.eholm import e_bonferroni, e_holm
+    from ipcausal.stats.results import EMultipleResult, SequentialSignResult, SequentialTestResult
     from ipcausal.stats.results import MeanCIResult, PBResult, SignFlipResult, SignTestResult
+    from ipcausal.stats.sequential import sequential_sign_test, sequential_test
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test
     from ipcausal.stats.sign import sign_test, sign_tests

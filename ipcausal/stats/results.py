@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Result", "SignFlipResult", "SignTestResult", "PBResult", "MeanCIResult", "plain"]
+__all__ = ["Result", "SignFlipResult", "SignTestResult", "PBResult", "MeanCIResult", "plain",
+           "SequentialTestResult", "SequentialSignResult", "EMultipleResult"]
 
 
 def plain(value: Any) -> Any:
@@ -122,3 +123,90 @@ class MeanCIResult(Result):
     confidence_level: float
     n: int
     method: str = "student-t"
+
+
+@dataclass(frozen=True)
+class SequentialTestResult(Result):
+    """Result of :func:`ipcausal.sequential_test`: a betting e-process monitored after every pair.
+
+    Read as the report of an auditor who looked after every pair and stopped at the first time
+    the e-value reached 1/α.  ``reject`` is whether it did; ``stopped_at`` the pairs seen then
+    (``None`` if never: the stream ran out).  Every other field is taken at the stop, or at
+    the end when there was none: ``n`` pairs used (``n_available`` given), ``statistic`` =
+    mean(Δ) of the pairs used, ``e_value`` the e-process there, ``pvalue`` the anytime-valid
+    p = min(1, 1 / running max of the e-process), and ``ci_low``/``ci_high`` the confidence
+    sequence for the mean of Δ (time-uniform at ``confidence_level`` = 1 − α; ``ci_method``
+    names it: ``"betting-mixture-grid"`` or ``"predictable-plugin-empirical-bernstein"``).
+    """
+
+    reject: bool
+    stopped_at: int | None
+    pvalue: float
+    e_value: float
+    statistic: float
+    n: int
+    n_available: int
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    alpha: float
+    bound: float
+    alternative: str
+    method: str
+    null_hypothesis: str
+    ci_method: str = "betting-mixture-grid"
+
+
+@dataclass(frozen=True)
+class SequentialSignResult(Result):
+    """Result of :func:`ipcausal.sequential_sign_test`, the sign test's anytime-valid twin.
+
+    Bets on 1{s < m0} among the values that differ from m0 (ties dropped, counted in
+    ``n_ties``).  ``stopped_at`` counts every value seen, ties included (each was a paid
+    pair); ``n`` the untied values used.  ``statistic`` is the share of the untied values below
+    m0, ``ci_low``/``ci_high`` a confidence sequence for that share (its null value is 1/2);
+    the other fields read as in :class:`SequentialTestResult`.
+    """
+
+    reject: bool
+    stopped_at: int | None
+    pvalue: float
+    e_value: float
+    statistic: float
+    n: int
+    n_available: int
+    n_ties: int
+    n_below: int
+    m0: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    alpha: float
+    alternative: str
+    method: str
+    null_hypothesis: str
+    ci_method: str = "betting-mixture-grid"
+
+
+@dataclass(frozen=True)
+class EMultipleResult(Result):
+    """Result of :func:`ipcausal.e_holm` and :func:`ipcausal.e_bonferroni` (family-wise error ≤ α
+    under any dependence between the e-values).
+
+    ``e_adjusted[k]`` is the adjusted e-value of hypothesis k; ``reject[k]`` is
+    ``e_adjusted[k] >= 1/alpha``; ``any_reject`` is the family's verdict (some hypothesis
+    rejected); ``n`` the number of hypotheses.
+    """
+
+    reject: tuple[bool, ...]
+    e_adjusted: tuple[float, ...]
+    e_values: tuple[float, ...]
+    alpha: float
+    n: int
+    method: str
+    null_hypothesis: str
+
+    @property
+    def any_reject(self) -> bool:
+        """Whether any hypothesis is rejected (the model's verdict across its groups)."""
+        return any(self.reject)

@@ -3,7 +3,9 @@
 All kernels take validated, contiguous arrays and plain integer seeds; ``docs/performance.md``
 explains the design.  Modules: :mod:`.stream` (the random stream), :mod:`.tables` (portable Monte
 Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact distributions),
-:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`).  Summary:
+:mod:`.multitest` (ranking kernels of :func:`ipcausal.stats.multitest.adjust_pvalues`),
+:mod:`.sequential` (betting e-processes and confidence sequences of :mod:`ipcausal.stats.sequential`;
+its module docstring describes the state vector).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -46,6 +48,7 @@ from ipcausal.stats._kernels.multitest import (
     mt_scatter,
     mt_stepwise,
 )
+from ipcausal.stats._kernels.sequential import new_state_vector, seq_monitor_many, seq_update
 from ipcausal.stats._kernels.simd import (
     aligned_empty,
     mc_counts_popcount_simd,
@@ -75,4 +78,5 @@ __all__ = [
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
+    "new_state_vector", "seq_update", "seq_monitor_many",
 ]
