@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.stats.null import Distribution
-from ipcausal.stats.results import PBResult, Result, SignFlipResult, SignTestResult
+from ipcausal.stats.results import (
+    PBResult,
+    Result,
+    SequentialSignResult,
+    SequentialTestResult,
+    SignFlipResult,
+    SignTestResult,
+)
 
 __all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION"]
 
@@ -59,6 +66,13 @@ class GroupResult(Result):
     observed: float = math.nan
     n_clusters: int | None = None
     unit: str = "pairs"
+    n_available: int | None = None
+    n_sent: int | None = None
+    stop_reason: str | None = None
+    e_value: float = math.nan
+    e_adjusted: float = math.nan
+    path_n: tuple[int, ...] = ()
+    path_e: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,7 +80,9 @@ class Report(Result):
     """What :func:`ipcausal.test` returns: one :class:`GroupResult` per background pair and model.
 
     ``backgrounds`` gives, per model and background, the mean outcome with its Student t interval
-    and count (interval outcomes; for the per-background picture next to PB).
+    and count (interval outcomes; for the per-background picture next to PB).  ``audit`` is empty
+    for a fixed-n test; an audit (``method == "sequential"``) puts its counts and settings there
+    (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
     """
 
     groups: tuple[GroupResult, ...]
@@ -81,6 +97,7 @@ class Report(Result):
     pb: dict[str, PBResult] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     backgrounds: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ip_detected(self) -> bool:
@@ -106,6 +123,8 @@ class Report(Result):
             row["alternative"] = d.alternative
             if isinstance(d, SignFlipResult):
                 row.update(effect_size=d.effect_size, pvalue_se=d.pvalue_se, n_resamples=d.n_resamples)
+            elif isinstance(d, (SequentialTestResult, SequentialSignResult)):
+                row.update(stopped_at=d.stopped_at)
             else:
                 row.update(n_ties=d.n_ties, share_below=d.share_below, m0=d.m0)
             rows.append(row)
@@ -244,11 +263,15 @@ def _build(cls: type, d: dict[str, Any]) -> Any:
 
 def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
     if name == "detail":
+        if parent.get("test") == "sequential":
+            return _build(SequentialSignResult if "m0" in v else SequentialTestResult, v)
         return _build(SignFlipResult if parent.get("test") != "sign" else SignTestResult, v)
     if name == "groups":
         return tuple(_build(GroupResult, g) for g in v)
     if name == "pb":
         return {str(k): _build(PBResult, p) for k, p in v.items()}
+    if name == "path_e":
+        return tuple(_float(x) for x in v)
     if v is None:
         return None if _optional(hint) else (math.nan if hint is float else None)
     if hint in (Distribution, Distribution | None):
