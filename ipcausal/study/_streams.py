@@ -255,10 +255,11 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
                 s.total / s.units_used if s.units_used else math.nan)
             lo, hi = st.ci_low / scale, st.ci_high / scale
             statistic = s.total / s.units_used if s.units_used else math.nan
-        else:
-            effect = float(np.median(s.values)) if s.values else math.nan
+        else:  # the share of untied similarities below m0 (1/2 under H0), which the CS covers
+            v = np.asarray(s.values, dtype=np.float64)
+            untied = v[v != opts["m0"]]
+            statistic = effect = float(np.mean(untied < opts["m0"])) if untied.size else math.nan
             lo, hi = st.ci_low, st.ci_high
-            statistic = float(detail.statistic)
         if opts["correction"] == "none":
             p_adj = st.pvalue
         else:
@@ -288,8 +289,8 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
     if interval:
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
-        direction = (f"effect = median similarity of the paired responses (1 = same); the e-process bets on "
-                     f"1{{s < {opts['m0']:g}}}")
+        direction = (f"effect = share of the similarities below {opts['m0']:g} (ties dropped; 1/2 under H0), "
+                     "with its confidence sequence")
     h0 = groups[0].detail.null_hypothesis if groups else ""
     return Report(groups=tuple(groups), outcome=p.outcome, alpha=alpha, correction=opts["correction"],
                   method="sequential", m0=opts["m0"] if not interval else None, paper_compat=False,

@@ -9,7 +9,14 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-__all__ = ["format_text", "format_p", "text_table", "display_width"]
+__all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name"]
+
+
+def effect_name(report: Any) -> str:
+    """The effect column's heading: mean Δ, median s, or (a sequential audit of similarities) the share below m0."""
+    if report.outcome == "interval":
+        return "mean Δ"
+    return "share below m0" if report.method == "sequential" else "median s"
 
 
 def format_p(p: float) -> str:
@@ -74,7 +81,7 @@ def format_text(report: Any) -> str:
         for g in fam:
             rows.append([g.group, str(g.n), g.detail.method, f"{g.effect:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
-        effect = "mean Δ" if report.outcome == "interval" else "median s"
+        effect = effect_name(report)
         lines += ["  " + s for s in text_table(rows, ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"])]
         pb = report.pb.get(model)
         if pb is not None:
