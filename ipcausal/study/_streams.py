@@ -280,7 +280,7 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
     m = len(groups)
     stopped = ("decided" if all(g.stop_reason in ("rejected", "equivalent") for g in groups)
                else "max_pairs" if p.capped else "exhausted")
-    info: dict[str, Any] = dict(counts)
+    info: dict[str, Any] = {k: v for k, v in counts.items() if k != "requests_new"}  # a property of the run
     info.update({"stopped": stopped, "batch_size": opts["batch_size"], "max_pairs": opts["max_pairs"],
                  "margin": opts["margin"], "bound": opts["bound"], "bet": opts["method"],
                  "alternative": opts["alternative"], "threshold": 1.0 / alpha,
