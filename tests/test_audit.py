@@ -142,6 +142,33 @@ def test_clusters_are_one_observation_each():
     assert res.counts["batches"] == 8 and g.path_n[1] == 12
 
 
+def test_released_echo_outputs_replayed_reach_the_verdict_with_few_pairs():
+    """GPT-4's released echo-chamber correctness (3,704 pairs, two per question) served as responses."""
+    from ipcausal.backends import Choice, Response
+    from ipcausal.study.reproduce import load_case3
+
+    root = Path(os.environ.get("IPCAUSAL_SHARED_DATA", REPO.parent / "shared" / "data")) / "jiarui-liu-IP"
+    if not (root / "case_3").is_dir():
+        pytest.skip("the released outputs (../shared/data/jiarui-liu-IP) are not here")
+    df = load_case3(root).to_frame()
+    sub = df[df["model"] == "gpt-4-0613"]
+    answers = dict(zip(sub["x_i"], sub["score_i"])) | dict(zip(sub["x_j"], sub["score_j"]))
+
+    class Released:
+        kind, model = "replay", "gpt-4-0613"
+
+        def generate(self, requests):
+            return [Response((Choice(f"Answer: {answers[r.messages[-1]['content']]:g}"),), model=self.model)
+                    for r in requests]
+
+    pairs = ipcausal.PairSet.from_frame(sub.drop(columns=["score_i", "score_j", "model"]))
+    counting = Counting(Released())
+    g = run_audit(pairs, backend=counting, scorer="essay", rater=SimulatedModel.read, bound=1, rng=0,
+                  cluster="question_id").report.groups[0]
+    assert g.stop_reason == "rejected" and g.effect < 0  # correctness drops under the false belief
+    assert len(counting.prompts) == 2 * g.n_sent < 0.1 * 2 * len(sub)
+
+
 # -- resume ------------------------------------------------------------------------------------
 def test_resumed_audit_replays_the_cache_in_the_same_order_and_never_asks_twice(tmp_path):
     sim = SimulatedModel(effect=0.6, levels=5, seed=8)
@@ -237,6 +264,7 @@ def test_default_bounds():
     ({"unparseable": "drop"}, ValueError, "unparseable"),
     ({"judge_backend": 1}, TypeError, "`judge_backend` must implement"),
     ({"progress": 1}, TypeError, "`progress` must be True, False"),
+    ({"retries": -1}, ValueError, "`retries`"),
 ])
 def test_every_argument_is_validated_before_the_first_request(kwargs, error, match):
     sim = SimulatedModel(effect=0.0, levels=5, seed=1)
@@ -250,6 +278,21 @@ def test_every_argument_is_validated_before_the_first_request(kwargs, error, mat
     with pytest.raises(error, match=match):
         ipcausal.audit(**args)
     assert counting.prompts == []
+
+
+def test_a_batch_where_every_request_fails_stops_the_audit(tmp_path):
+    from ipcausal.backends import BackendError
+
+    class Down:
+        kind, model = "down", "m"
+
+        def generate(self, requests):
+            raise BackendError("HTTP 503: service unavailable")
+
+    sim = SimulatedModel(effect=0.0, levels=5, seed=1)
+    with pytest.raises(BackendError, match="every request of a batch failed .*HTTP 503"):
+        ipcausal.audit(prompts_only(sim, 100), backend=Down(), scorer="essay", rater=sim.score, bound=4,
+                       cache=tmp_path / "c.sqlite")
 
 
 def test_bound_rules_for_similarity_and_custom_raters():

@@ -173,7 +173,7 @@ def fig_eprocess(report: Any) -> str:
         ax.axhline(1.0, color="black", lw=0.6)
         ax.set_xlabel("pairs sent")
         ax.set_ylabel("e-value (log scale)")
-        ax.set_title(f"e-process per background pair — {model}"[:80], fontsize=9)
+        ax.set_title("e-process per background pair" + (f" — {model}" if len(model) <= 40 else ""), fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
     return to_data_uri(fig)

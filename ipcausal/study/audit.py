@@ -111,7 +111,7 @@ def _positive(value: Any, name: str) -> float:
 def _validate(pairs: Any, backend: Any, scorer: Any, bound: Any, alpha: Any, correction: Any, margin: Any,
               batch_size: Any, max_pairs: Any, cache: Any, config: Any, system: Any, concurrency: Any, cluster: Any,
               order: Any, m0: Any, alternative: Any, method: Any, unparseable: Any, judge_backend: Any, rater: Any,
-              k: Any, progress: Any) -> dict[str, Any]:
+              k: Any, retries: Any, progress: Any) -> dict[str, Any]:
     """Every argument checked before the first request (errors name the parameter)."""
     import pandas as pd
 
@@ -176,12 +176,24 @@ def _validate(pairs: Any, backend: Any, scorer: Any, bound: Any, alpha: Any, cor
     alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
     method = choice(method, "method", METHODS)
     unparseable = check_policy(unparseable)
+    positive_int(retries, "retries", minimum=0)
     if not (isinstance(progress, bool) or hasattr(progress, "update")):
         raise TypeError("`progress` must be True, False or a tqdm-like object with `update`")
     return dict(pairs=pairs, outcome=outcome, bound=bound, alpha=alpha, correction=correction, margin=margin,
                 batch_size=batch_size, max_pairs=max_pairs, config=config, system=system, concurrency=concurrency,
                 cluster=cluster, order=order, m0=float(m0), alternative=alternative, method=method,
                 unparseable=unparseable)
+
+
+def _stop_if_nothing_came_back(got: PairSet) -> None:
+    """A batch in which every request failed stops the audit (a server down would fail them all)."""
+    from ipcausal.backends.base import BackendError
+
+    df = got.to_frame()
+    if df["y_i"].isna().all() and df["y_j"].isna().all():
+        reason = next((e for e in list(df["error_i"]) + list(df["error_j"]) if isinstance(e, str)), "no response")
+        raise BackendError(f"every request of a batch failed ({reason}); the audit stopped. The answers so far "
+                           "are in the cache: run it again to continue")
 
 
 def _bar(progress: Any, total: int) -> Any:
@@ -232,7 +244,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
 
     opts = _validate(pairs, backend, scorer, bound, alpha, correction, margin, batch_size, max_pairs, cache, config,
                      system, concurrency, cluster, order, m0, alternative, method, unparseable, judge_backend, rater,
-                     k, progress)
+                     k, retries, progress)
     gen = as_generator(rng)
     ps: PairSet = opts["pairs"]
     model = str(getattr(backend, "model", "?"))
@@ -252,6 +264,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
                       concurrency=opts["concurrency"], progress=False, preflight=batches == 0)
             answered.append(got)
             batches += 1
+            _stop_if_nothing_came_back(got)
             try:
                 res = score_pairs(got, scorer, backend=judge_backend, rater=rater, embedder=embedder, k=k,
                                   retries=retries, unparseable=opts["unparseable"])
