@@ -342,6 +342,12 @@ def test_cli_audit_end_to_end_and_rerun_from_the_cache(tmp_path, cli_sim, capsys
     assert main(argv) == 0
     assert "asked of the model in this run: 0," in capsys.readouterr().out
     assert ipcausal.Report.read(out / "report.json").to_dict() == report.to_dict()
+    # `ipcausal report` renders the written audit again, without asking or testing anything
+    assert main(["report", str(out / "report.json"), "-o", str(tmp_path / "again.md")]) == 0
+    md = (tmp_path / "again.md").read_text(encoding="utf-8")
+    assert "sequential" in md and "american vs british" in md
+    assert main(["report", str(out / "report.json"), "-o", str(tmp_path / "again.html")]) == 0
+    assert "e-process of each background pair" in (tmp_path / "again.html").read_text(encoding="utf-8")
 
 
 def test_cli_audit_errors_are_one_line(tmp_path, cli_sim, capsys):
