@@ -44,6 +44,17 @@ class GroupResult(Result):
     the sign-flip test, the sign test's count for the sign test).  ``n`` counts the pairs;
     ``n_clusters`` the clusters when the test flipped whole clusters (``unit`` says which), in
     which case ``data``, ``null`` and ``observed`` are on the scale of the cluster sums.
+
+    Groups of an audit (:func:`ipcausal.audit`, ``test == "sequential"``) carry a
+    :class:`~ipcausal.stats.results.SequentialTestResult` or
+    :class:`~ipcausal.stats.results.SequentialSignResult` as ``detail`` (the group's own sequential
+    test before the correction: its ``reject`` says the e-process reached 1/α; the group's
+    ``reject`` says it was rejected after e-Holm/e-Bonferroni), no ``null``, and the fields at the
+    end: ``n_available`` (pairs of the group in the input), ``n_sent`` (pairs sent), ``stop_reason``
+    ("rejected", "equivalent", "exhausted", "max_pairs"), ``e_value`` (the e-process at the stop),
+    ``e_adjusted`` (after e-Holm/e-Bonferroni) and the e-process path: ``path_e`` after ``path_n``
+    pairs sent, one point per batch (thinned to at most 400).  Their ``effect`` is mean(Δ), or for
+    similarities the share of untied values below m0, with the confidence sequence as the interval.
     """
 
     model: str
