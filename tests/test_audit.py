@@ -169,6 +169,19 @@ def test_released_echo_outputs_replayed_reach_the_verdict_with_few_pairs():
     assert len(counting.prompts) == 2 * g.n_sent < 0.1 * 2 * len(sub)
 
 
+def test_a_prompt_shared_by_two_pairs_is_asked_once():
+    sim = SimulatedModel(effect=0.0, levels=5, seed=1, backgrounds=("a", "b", "c"))
+    recs = []
+    for q in range(30):  # the a-prompt of every question serves both the a-b and the a-c pair
+        x_a, x_b, x_c = (sim.prompt(f"q{q}", bg) for bg in ("a", "b", "c"))
+        recs += [{"pair_id": f"{q}ab", "background_i": "a", "background_j": "b", "x_i": x_a, "x_j": x_b},
+                 {"pair_id": f"{q}ac", "background_i": "a", "background_j": "c", "x_i": x_a, "x_j": x_c}]
+    counting = Counting(sim)
+    res = interval_audit(sim, ipcausal.PairSet.from_records(recs), backend=counting, batch_size=8)
+    assert res.counts["pairs_sent"] == 60 and res.counts["requests_sent"] == 120
+    assert len(counting.prompts) == len(set(counting.prompts)) == 90 == res.counts["requests_new"]
+
+
 # -- resume ------------------------------------------------------------------------------------
 def test_resumed_audit_replays_the_cache_in_the_same_order_and_never_asks_twice(tmp_path):
     sim = SimulatedModel(effect=0.6, levels=5, seed=8)

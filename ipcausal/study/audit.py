@@ -65,7 +65,8 @@ class AuditRun:
         Requests, cache hits, tokens and (with prices) the cost of the new tokens.
     counts : dict
         ``pairs_available``, ``pairs_sent``, ``pairs_scored``, ``requests_full``, ``requests_sent``,
-        ``requests_saved``, ``requests_new`` (asked of the model in this call) and ``batches``.
+        ``requests_saved``, ``requests_new`` (distinct requests asked of the model in this call: a prompt
+        shared by several pairs is asked once) and ``batches``.
     """
 
     report: Report
@@ -254,6 +255,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
     answered: list[PairSet] = []
     scored: list[PairSet] = []
     batches = 0
+    stored = len(rc)  # samples in the cache before: what is added is what the model was asked
     try:
         while True:
             rows = next_batch(p, opts["batch_size"], opts["max_pairs"])
@@ -279,6 +281,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
                 bar.update(len(rows))
                 if hasattr(bar, "set_postfix_str"):
                     bar.set_postfix_str(_postfix(p), refresh=False)
+        asked = (len(rc) - stored) // opts["config"].n
     finally:
         if bar is not None and progress is True:
             bar.close()
@@ -289,7 +292,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
     sent = len(responses)
     counts = {"pairs_available": p.n_pairs, "pairs_sent": sent, "pairs_scored": sum(len(s) for s in scored),
               "requests_full": 2 * p.n_pairs, "requests_sent": 2 * sent, "requests_saved": 2 * (p.n_pairs - sent),
-              "requests_new": summary.completed - summary.from_cache, "batches": batches}
+              "requests_new": asked, "batches": batches}
     seed = rng if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) else None
     report = assemble(p, opts, model=model, counts=counts, seed=seed)
     return AuditRun(report, responses, PairSet.concat(scored) if scored else None, summary, counts)
