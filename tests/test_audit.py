@@ -130,6 +130,20 @@ def test_similarity_scorer_uses_the_sequential_sign_test():
     assert res.report.outcome == "similarity" and res.report.m0 == 0.8
 
 
+def test_repeated_samples_use_the_mean_of_each_side():
+    from ipcausal.backends import GenerationConfig
+
+    sim = SimulatedModel(effect=0.0, levels=5, seed=2)
+    cfg = GenerationConfig(n=3, temperature=1.0, max_tokens=16)
+    res = interval_audit(sim, prompts_only(sim, 40), config=cfg, batch_size=40)
+    scored = res.scored.to_frame()
+    d = np.array([np.mean(b) - np.mean(a) for a, b in zip(scored["scores_i"], scored["scores_j"])])
+    first = scored["score_j"].to_numpy(float) - scored["score_i"].to_numpy(float)
+    assert not np.allclose(d, first)  # the samples differ, and the audit used their means
+    sign = np.where(scored["background_i"].to_numpy() == res.report.groups[0].background_a, 1.0, -1.0)
+    assert res.report.groups[0].effect == pytest.approx(float(np.mean(d * sign)))
+
+
 def test_clusters_are_one_observation_each():
     sim = SimulatedModel(effect=0.0, levels=5, seed=2)
     ps = prompts_only(sim, 90)

@@ -170,11 +170,13 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
     if scored is not None:
         sdf = scored.to_frame()
         ids = sdf["pair_id"].astype(str).tolist()
-        if p.outcome == "interval":
+        if p.outcome == "interval" and "scores_i" in sdf.columns and "scores_j" in sdf.columns:
+            vals = [_sample_delta(a, b) for a, b in zip(sdf["scores_i"], sdf["scores_j"])]  # repeated samples
+        elif p.outcome == "interval":
             vals = (sdf["score_j"].to_numpy(np.float64) - sdf["score_i"].to_numpy(np.float64)).tolist()
         else:
             vals = sdf["similarity"].to_numpy(np.float64).tolist()
-        value = dict(zip(ids, vals))
+        value = {i: v for i, v in zip(ids, vals) if v == v}  # a pair without a scored sample is left out
     pid = p.frame["pair_id"].astype(str).to_numpy(object)
     per: dict[int, list[float]] = {}
     for u in p.batch_units:
@@ -201,6 +203,12 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
         stream.total += float(np.sum(vals))
         stream.path_n.append(stream.sent)
         stream.path_e.append(min(_E_CAP, _e(stream.state)))
+
+
+def _sample_delta(si: Any, sj: Any) -> float:
+    """mean(scores_j) − mean(scores_i) over a pair's scored samples (NaN when a side has none)."""
+    a, b = np.asarray(list(si) if si is not None else [], float), np.asarray(list(sj) if sj is not None else [], float)
+    return float(b.mean() - a.mean()) if a.size and b.size else math.nan
 
 
 def _e(state: SequentialState) -> float:

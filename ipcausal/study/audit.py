@@ -313,7 +313,9 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     the pairs before it).  Similarity scorers: the sequential sign test of median(s) = ``m0``
     against ``alternative`` (the study's 0.8 and "less"; ties dropped).  The unit of the stream is
     the pair, or the cluster with ``cluster``: a cluster is one observation — the sum of its Δ,
-    bounded by ``bound`` × the largest cluster size (similarities: the cluster's mean).  See the
+    bounded by ``bound`` × the largest cluster size (similarities: the cluster's mean).  With
+    repeated samples (``config.n > 1``) a pair's Δ is mean(scores_j) − mean(scores_i) and its
+    similarity the mean over the sample pairs (as :func:`ipcausal.scoring.score_pairs` gives).  See the
     module docstring for the order, the batches, the decisions and the guarantee.
 
     Parameters
