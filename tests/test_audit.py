@@ -403,6 +403,7 @@ def test_case_sequential(tmp_path, monkeypatch):
     report = ipcausal.Report.read(out / "report.json")
     assert report.method == "sequential" and report.audit["pairs_sent"] <= 20
     assert all(g.test == "sequential" for g in report.groups) and (out / "report.html").exists()
+    assert main(["case", "echo", "--max-pairs", "20", "-o", str(tmp_path / "x")]) == 2  # needs --sequential
 
 
 # -- kill -9 and rerun -------------------------------------------------------------------------

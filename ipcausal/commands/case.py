@@ -57,6 +57,10 @@ def main(args: argparse.Namespace) -> int:
     judge = make_backend(args, prefix="judge-")
     budget = max_tokens_for(args.case, demo=not args.source)
     config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
+    if not args.sequential and (args.margin is not None or args.max_pairs is not None or args.alpha != 0.05):
+        from ipcausal.cli import CliError
+
+        raise CliError("--alpha, --margin and --max-pairs are options of --sequential")
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential
 
