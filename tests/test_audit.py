@@ -238,6 +238,7 @@ def test_html_report_has_the_e_process_figure(tmp_path):
     report = interval_audit(sim, prompts_only(sim, 60)).report
     html = format_html(Section("audit", report))
     assert "e-process of each background pair" in html and html.count("data:image/png") >= 2
+    assert "pairs sent" in html and "rejected" in html and "exhausted" in html
 
 
 def test_progress_bar_shows_each_groups_e_value():

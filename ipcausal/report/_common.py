@@ -64,6 +64,10 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
         rows.append([g.model, g.group, str(g.n), g.test, g.detail.method, f"{g.effect:.4g}",
                      f"[{g.ci_low:.4g}, {g.ci_high:.4g}]", format_p(g.pvalue), format_p(g.pvalue_adjusted),
                      "yes" if g.reject else "no"])
+    if report.method == "sequential":  # an audit: pairs sent of those available, why it stopped, the e-value
+        header += ["pairs sent", "stopped", "e-value"]
+        for row, g in zip(rows, report.groups):
+            row += [f"{g.n_sent}/{g.n_available}", str(g.stop_reason), f"{g.e_value:.4g}"]
     return header, rows
 
 
