@@ -63,6 +63,7 @@ _LAZY: dict[str, str] = {
     "placebo": "ipcausal.study.placebo",
     "score_pairs": "ipcausal.scoring",
     "run_case": "ipcausal.study.cases",
+    "audit": "ipcausal.study.audit",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

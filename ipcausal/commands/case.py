@@ -6,7 +6,16 @@ import argparse
 import sys
 from typing import Any
 
-from ipcausal.commands._common import add_backend, add_out, add_progress, add_seed, make_backend, positive_int
+from ipcausal.commands._common import (
+    add_backend,
+    add_out,
+    add_progress,
+    add_seed,
+    make_backend,
+    positive_float,
+    positive_int,
+    unit_level,
+)
 
 HELP = "run one case study end to end: pairs -> model -> scores -> tests -> report (resumable)"
 
@@ -29,6 +38,13 @@ def register(sub: Any) -> None:
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
     add_out(p, "output folder")
     add_progress(p)
+    q = p.add_argument_group("sequential audit (--sequential)")
+    q.add_argument("--sequential", action="store_true",
+                   help="run the case as an anytime-valid audit (`ipcausal audit`): stop sending pairs once "
+                        "every background pair is decided")
+    q.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
+    q.add_argument("--margin", type=positive_float, metavar="EPS", help="equivalence margin")
+    q.add_argument("--max-pairs", type=positive_int, metavar="N", help="send at most N pairs")
     p.set_defaults(func=main)
 
 
@@ -41,8 +57,20 @@ def main(args: argparse.Namespace) -> int:
     judge = make_backend(args, prefix="judge-")
     budget = max_tokens_for(args.case, demo=not args.source)
     config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
-    res = run_case(args.case, backend, pairs=args.source, out=args.out, judge_backend=judge, limit=args.limit,
-                   config=config, unparseable=args.unparseable, seed=args.seed, progress=not args.no_progress)
+    if not args.sequential and (args.margin is not None or args.max_pairs is not None or args.alpha != 0.05):
+        from ipcausal.cli import CliError
+
+        raise CliError("--alpha, --margin and --max-pairs are options of --sequential")
+    if args.sequential:
+        from ipcausal.study.cases import run_case_sequential
+
+        res = run_case_sequential(args.case, backend, pairs=args.source, out=args.out, judge_backend=judge,
+                                  limit=args.limit, config=config, unparseable=args.unparseable, seed=args.seed,
+                                  progress=not args.no_progress, alpha=args.alpha, margin=args.margin,
+                                  max_pairs=args.max_pairs)
+    else:
+        res = run_case(args.case, backend, pairs=args.source, out=args.out, judge_backend=judge, limit=args.limit,
+                       config=config, unparseable=args.unparseable, seed=args.seed, progress=not args.no_progress)
     from ipcausal.report import write_case_reports
 
     write_case_reports(res)

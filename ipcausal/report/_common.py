@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ipcausal.study.results import Report
-from ipcausal.study.text import format_p
+from ipcausal.study.text import effect_name, format_p
 
 __all__ = ["Section", "sections_of", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
 
@@ -57,7 +57,7 @@ def sections_of(sections: Any) -> list[Section]:
 
 def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-group table."""
-    effect = {"interval": "mean Δ", "similarity": "median s"}.get(report.outcome, "MMD est.")
+    effect = effect_name(report)
     header = ["model", "pair", "n", "test", "method", effect, "95% CI", "p", "p adj", "reject H0"]
     if report.margin is not None:
         header.append(f"|Δ| < {report.margin:g}?")
@@ -69,6 +69,10 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
                      "yes" if g.reject else "no"])
         if report.margin is not None:
             rows[-1].append(str(g.equivalence))
+    if report.method == "sequential":  # an audit: pairs sent of those available, why it stopped, the e-value
+        header += ["pairs sent", "stopped", "e-value"]
+        for row, g in zip(rows, report.groups):
+            row += [f"{g.n_sent}/{g.n_available}", str(g.stop_reason), f"{g.e_value:.4g}"]
     return header, rows
 
 
@@ -112,4 +116,7 @@ def figures(s: Section) -> list[tuple[str, str]]:
         figs.append(("mean outcome per background, PB", plots.fig_backgrounds(r)))
     if r.groups:
         figs.append(("adjusted p-values, background × background", plots.fig_matrix(r)))
+    if r.groups and any(len(g.path_n) for g in r.groups):
+        figs.append(("e-process of each background pair over the pairs sent (log scale), with 1/α",
+                     plots.fig_eprocess(r)))
     return figs

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["fig_distribution", "fig_null", "fig_matrix", "fig_backgrounds", "to_data_uri"]
+__all__ = ["fig_distribution", "fig_null", "fig_matrix", "fig_backgrounds", "fig_eprocess", "to_data_uri"]
 
 def _plt() -> Any:
     try:
@@ -150,5 +150,30 @@ def fig_backgrounds(report: Any) -> str:
         pb = report.pb.get(model)
         t = f"PB = {pb.statistic:.3g} [{pb.ci_low:.3g}, {pb.ci_high:.3g}]" if pb is not None else ""
         ax.set_title(f"{model}: {t}", fontsize=9)
+    fig.tight_layout()
+    return to_data_uri(fig)
+
+
+def fig_eprocess(report: Any) -> str:
+    """Each group's e-process over the pairs sent (log scale), with the 1/α line and, under e-Holm or
+    e-Bonferroni, the m/α line (e-Bonferroni's threshold; e-Holm rejects between the two)."""
+    models = list(dict.fromkeys(g.model for g in report.groups))
+    _, fig, axes = _grid(len(models))
+    level = 1.0 / report.alpha
+    for ax, model in zip(axes, models):
+        fam = [g for g in report.groups if g.model == model and len(g.path_n)]
+        for g in fam:
+            ax.step(g.path_n, np.maximum(np.asarray(g.path_e, dtype=float), 1e-300), where="post",
+                    label=f"{g.group}: {g.stop_reason}")
+        ax.set_yscale("log")
+        ax.axhline(level, color="#c44e52", lw=1.2, ls="--", label=f"1/α = {level:g}")
+        m = len(fam)
+        if report.correction in ("e-holm", "e-bonferroni") and m > 1:
+            ax.axhline(m * level, color="#8c8c8c", lw=1.0, ls=":", label=f"m/α = {m * level:g}")
+        ax.axhline(1.0, color="black", lw=0.6)
+        ax.set_xlabel("pairs sent")
+        ax.set_ylabel("e-value (log scale)")
+        ax.set_title("e-process per background pair" + (f" — {model}" if len(model) <= 40 else ""), fontsize=9)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return to_data_uri(fig)

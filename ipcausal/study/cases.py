@@ -38,7 +38,7 @@ from typing import Any
 
 from ipcausal.pairs import PairSet
 
-__all__ = ["CASES", "CASE_TITLES", "CaseResult", "run_case", "run_demo", "max_tokens_for"]
+__all__ = ["CASES", "CASE_TITLES", "CaseResult", "run_case", "run_case_sequential", "run_demo", "max_tokens_for"]
 
 CASES: tuple[str, ...] = ("culture", "education", "echo")
 CASE_TITLES = {
@@ -83,6 +83,44 @@ class CaseResult:
     settings: dict[str, Any]
     files: dict[str, str] = field(default_factory=dict)
     complete: bool = True
+
+
+def _case_pairs(case: str, pairs: Any, limit: int | None, seed: int) -> tuple[PairSet, str]:
+    """The pairs of ``case``: the given ones (a PairSet or file) or the embedded demo set."""
+    if isinstance(pairs, (str, os.PathLike)):
+        pairs = PairSet.read(pairs)
+    if pairs is None:
+        from ipcausal.builders import demo_pairs
+
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+        return demo_pairs(case, rng=seed, limit=limit if limit is not None else _DEMO_LIMIT[case]), "embedded demo set"
+    if isinstance(pairs, PairSet):
+        return (pairs.head(limit) if limit is not None else pairs), "given pairs"
+    raise TypeError("`pairs` must be a PairSet, a file path or None")
+
+
+def _case_scoring(case: str, scorer: str | None, judge_backend: Any, rater: Any, embedder: Any, *,
+                  demo: bool) -> tuple[str, dict[str, Any]]:
+    """The scorer of ``case`` and its options (a judge when given, the demo's essay target)."""
+    from ipcausal.scoring import OfflineEssayRater
+
+    name = scorer or ("judge" if case == "culture" and judge_backend is not None else _SCORER[case])
+    kw: dict[str, Any] = {}
+    if name == "judge":
+        if judge_backend is None:
+            raise ValueError("scorer 'judge' needs `judge_backend`")
+        kw["backend"] = judge_backend
+    elif name == "essay":
+        if rater is not None:
+            kw["rater"] = rater
+        elif judge_backend is not None:
+            kw["backend"] = judge_backend
+        elif demo:
+            kw["rater"] = OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)
+    elif name == "embedding" and embedder is not None:
+        kw["embedder"] = embedder
+    return name, kw
 
 
 def run_case(
@@ -137,27 +175,14 @@ def run_case(
     from ipcausal.backends.base import Backend, GenerationConfig
     from ipcausal.study.test import MonteCarloResolutionWarning, test
     from ipcausal.study.run import run, summarize
-    from ipcausal.scoring import OfflineEssayRater, score_pairs
+    from ipcausal.scoring import score_pairs
 
     case = _check_case(case)
     if not isinstance(backend, Backend):
         raise TypeError("`backend` must implement ipcausal.backends.Backend")
     if judge_backend is not None and not isinstance(judge_backend, Backend):
         raise TypeError("`judge_backend` must implement ipcausal.backends.Backend or be None")
-    if isinstance(pairs, (str, os.PathLike)):
-        pairs = PairSet.read(pairs)
-    if pairs is None:
-        from ipcausal.builders import demo_pairs
-
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-            raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
-        ps = demo_pairs(case, rng=seed, limit=limit if limit is not None else _DEMO_LIMIT[case])
-        source = "embedded demo set"
-    elif isinstance(pairs, PairSet):
-        ps = pairs.head(limit) if limit is not None else pairs
-        source = "given pairs"
-    else:
-        raise TypeError("`pairs` must be a PairSet, a file path or None")
+    ps, source = _case_pairs(case, pairs, limit, seed)
     if config is None:
         budget = max_tokens_for(case, demo=source == "embedded demo set")
         config = GenerationConfig(max_tokens=budget, temperature=0.0, seed=seed)
@@ -173,21 +198,8 @@ def run_case(
     summary = summarize(answered)
     t_run = time.perf_counter() - t0
 
-    name = scorer or ("judge" if case == "culture" and judge_backend is not None else _SCORER[case])
-    kw: dict[str, Any] = {"unparseable": unparseable}
-    if name == "judge":
-        if judge_backend is None:
-            raise ValueError("scorer 'judge' needs `judge_backend`")
-        kw["backend"] = judge_backend
-    elif name == "essay":
-        if rater is not None:
-            kw["rater"] = rater
-        elif judge_backend is not None:
-            kw["backend"] = judge_backend
-        elif pairs is None:
-            kw["rater"] = OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)
-    elif name == "embedding" and embedder is not None:
-        kw["embedder"] = embedder
+    name, kw = _case_scoring(case, scorer, judge_backend, rater, embedder, demo=pairs is None)
+    kw["unparseable"] = unparseable
     scored = score_pairs(answered, name, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
@@ -231,6 +243,50 @@ def run_case(
         (outdir / "meta.json").write_text(json.dumps({"case": case, "title": CASE_TITLES[case], "counts": counts,
                                                       "settings": settings}, indent=2, default=str))
     return CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings, files, result.complete)
+
+
+def run_case_sequential(case: str, backend: Any, *, pairs: PairSet | str | os.PathLike[str] | None = None,
+                        out: str | os.PathLike[str] | None = None, judge_backend: Any = None,
+                        limit: int | None = None, config: Any = None, unparseable: str = "exclude", seed: int = 0,
+                        progress: bool = True, embedder: Any = None, **audit_options: Any) -> CaseResult:
+    """:func:`run_case` as an anytime-valid audit (:func:`ipcausal.audit`): stop once every pair is decided.
+
+    Same pairs, scorer and output files as :func:`run_case` (``responses.jsonl`` then holds only the
+    pairs sent); ``seed`` also fixes the order of the pairs, so a rerun with the same ``out``
+    resumes from ``out/cache.sqlite``.  ``audit_options`` (``alpha``, ``margin``, ``max_pairs``,
+    ``batch_size``, ``correction``, ``bound`` …) go to :func:`ipcausal.study.audit.run_audit`.
+    """
+    from ipcausal.backends.base import GenerationConfig
+    from ipcausal.study.audit import run_audit
+
+    case = _check_case(case)
+    ps, source = _case_pairs(case, pairs, limit, seed)
+    if config is None:
+        config = GenerationConfig(max_tokens=max_tokens_for(case, demo=source == "embedded demo set"), seed=seed)
+    name, kw = _case_scoring(case, None, judge_backend, None, embedder, demo=pairs is None)
+    outdir = Path(out) if out is not None else None
+    if outdir is not None:
+        outdir.mkdir(parents=True, exist_ok=True)
+    cluster = next((c for c in ("question_id", "prompt_id") if c in ps), None)
+    t0 = time.perf_counter()
+    res = run_audit(ps, backend=backend, scorer=name, rng=seed, cache=outdir / "cache.sqlite" if outdir else None,
+                    config=config, cluster=cluster, unparseable=unparseable, judge_backend=kw.get("backend"),
+                    rater=kw.get("rater"), embedder=kw.get("embedder"), progress=progress, **audit_options)
+    counts = dict(res.counts)
+    counts.update({"completed": res.summary.completed, "from cache": res.summary.from_cache,
+                   "failed": res.summary.failed})
+    settings = {"model": str(getattr(backend, "model", "?")), "backend": str(getattr(backend, "kind", "?")),
+                "generation": config.to_dict(), "pairs from": source, "scorer": name, "seed": seed,
+                "sequential": True, "run seconds": round(time.perf_counter() - t0, 1)}
+    title = CASE_TITLES[case] + " (sequential audit)"
+    scored = res.scored if res.scored is not None else res.responses
+    files: dict[str, str] = {}
+    if outdir is not None:
+        files["responses"] = str(res.responses.write(outdir / "responses.jsonl"))
+        files["pairs"] = str(scored.write(outdir / "pairs.jsonl"))
+        files["report.json"] = str(res.report.write(outdir / "report.json", title=title, counts=counts,
+                                                    settings=settings))
+    return CaseResult(case, title, scored, res.report, counts, settings, files, res.summary.complete)
 
 
 def run_demo(

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.stats.null import Distribution
-from ipcausal.stats.results import MMDTestResult, PBResult, Result, SignFlipResult, SignTestResult
+from ipcausal.stats.results import (
+    MMDTestResult,
+    PBResult,
+    Result,
+    SequentialSignResult,
+    SequentialTestResult,
+    SignFlipResult,
+    SignTestResult,
+)
 
 __all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION"]
 
@@ -43,6 +51,17 @@ class GroupResult(Result):
     ``margin`` ε: ``equivalence`` is ``"reject"`` (H0 of no effect rejected after the correction),
     ``"equivalent"`` (the TOST p ``equivalence_pvalue`` ≤ α: the (1 − 2α) interval
     ``equivalence_ci_low``/``_high`` lies inside (−ε, ε)) or ``"inconclusive"``.
+
+    Groups of an audit (:func:`ipcausal.audit`, ``test == "sequential"``) carry a
+    :class:`~ipcausal.stats.results.SequentialTestResult` or
+    :class:`~ipcausal.stats.results.SequentialSignResult` as ``detail`` (the group's own sequential
+    test before the correction: its ``reject`` says the e-process reached 1/α; the group's
+    ``reject`` says it was rejected after e-Holm/e-Bonferroni), no ``null``, and the fields at the
+    end: ``n_available`` (pairs of the group in the input), ``n_sent`` (pairs sent), ``stop_reason``
+    ("rejected", "equivalent", "exhausted", "max_pairs"), ``e_value`` (the e-process at the stop),
+    ``e_adjusted`` (after e-Holm/e-Bonferroni) and the e-process path: ``path_e`` after ``path_n``
+    pairs sent, one point per batch (thinned to at most 400).  Their ``effect`` is mean(Δ), or for
+    similarities the share of untied values below m0, with the confidence sequence as the interval.
     """
 
     model: str
@@ -70,6 +89,13 @@ class GroupResult(Result):
     equivalence_pvalue: float = math.nan
     equivalence_ci_low: float = math.nan
     equivalence_ci_high: float = math.nan
+    n_available: int | None = None
+    n_sent: int | None = None
+    stop_reason: str | None = None
+    e_value: float = math.nan
+    e_adjusted: float = math.nan
+    path_n: tuple[int, ...] = ()
+    path_e: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,7 +105,9 @@ class Report(Result):
     ``backgrounds`` gives, per model and background, the mean outcome with its Student t interval
     and count (interval outcomes; for the per-background picture next to PB).  ``omnibus`` gives,
     per model, the joint test of "no background matters" (``correction="westfall-young"``).
-    ``margin`` is the equivalence margin when one was given.
+    ``margin`` is the equivalence margin when one was given.  ``audit`` is empty
+    for a fixed-n test; an audit (``method == "sequential"``) puts its counts and settings there
+    (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
     """
 
     groups: tuple[GroupResult, ...]
@@ -96,6 +124,7 @@ class Report(Result):
     backgrounds: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     margin: float | None = None
     omnibus: dict[str, dict[str, Any]] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ip_detected(self) -> bool:
@@ -121,6 +150,8 @@ class Report(Result):
             row["alternative"] = d.alternative
             if isinstance(d, SignFlipResult):
                 row.update(effect_size=d.effect_size, pvalue_se=d.pvalue_se, n_resamples=d.n_resamples)
+            elif isinstance(d, (SequentialTestResult, SequentialSignResult)):
+                row.update(stopped_at=d.stopped_at)
             else:
                 row.update(n_ties=d.n_ties, share_below=d.share_below, m0=d.m0)
             rows.append(row)
@@ -259,6 +290,8 @@ def _build(cls: type, d: dict[str, Any]) -> Any:
 
 def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
     if name == "detail":
+        if parent.get("test") == "sequential":
+            return _build(SequentialSignResult if "m0" in v else SequentialTestResult, v)
         kind = DETAIL_TYPES.get(str(parent.get("test")))
         if kind is None:
             raise ValueError(f"unknown test {parent.get('test')!r} (known: {', '.join(DETAIL_TYPES)})")
@@ -267,6 +300,8 @@ def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
         return tuple(_build(GroupResult, g) for g in v)
     if name == "pb":
         return {str(k): _build(PBResult, p) for k, p in v.items()}
+    if name == "path_e":
+        return tuple(_float(x) for x in v)
     if v is None:
         return None if _optional(hint) else (math.nan if hint is float else None)
     if hint in (Distribution, Distribution | None):

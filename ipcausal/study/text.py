@@ -9,7 +9,16 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-__all__ = ["format_text", "format_p", "text_table", "display_width"]
+__all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name"]
+
+
+def effect_name(report: Any) -> str:
+    """The effect column's heading: mean Δ, median s, or (a sequential audit of similarities) the share below m0."""
+    if report.outcome == "interval":
+        return "mean Δ"
+    if report.outcome == "distribution":
+        return "MMD est."
+    return "share below m0" if report.method == "sequential" else "median s"
 
 
 def format_p(p: float) -> str:
@@ -77,7 +86,7 @@ def format_text(report: Any) -> str:
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
             if report.margin is not None:
                 rows[-1].append(str(g.equivalence))
-        effect = {"interval": "mean Δ", "similarity": "median s"}.get(report.outcome, "MMD est.")
+        effect = effect_name(report)
         header = ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"]
         if report.margin is not None:
             header.append(f"|Δ| < {report.margin:g}?")

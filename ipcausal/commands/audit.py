@@ -1,0 +1,170 @@
+"""``ipcausal audit PAIRS --backend ... --scorer ... -o DIR``: an anytime-valid audit that stops early.
+
+Writes into DIR: ``cache.sqlite`` (every answered request, as it arrives), ``responses.jsonl``
+(the pairs sent, with the responses), ``pairs.jsonl`` (the scored pairs that entered the
+e-processes), ``report.json`` (the Report; ``ipcausal report DIR/report.json`` renders it again)
+and ``report.html``.  The same command run again (same PAIRS, same ``--seed``) replays the answered
+pairs from the cache in the same order and asks the model only for what is missing.
+Exit status 0, 2 on an error before the audit, 3 when some responses failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ipcausal.commands import _common
+from ipcausal.commands._common import (
+    add_backend,
+    add_out,
+    add_progress,
+    add_seed,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    unit_level,
+)
+
+__all__ = ["register", "main", "summary_lines"]
+
+HELP = "audit a model with an anytime-valid sequential test: stop sending pairs once every background pair is decided"
+
+
+def register(sub: Any) -> None:
+    """Add the ``audit`` sub-command to ``sub``."""
+    from ipcausal.scoring import SCORERS, UNPARSEABLE_POLICIES
+    from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal.stats.betting import METHODS
+    from ipcausal.study.audit import CORRECTIONS, DEFAULT_BATCH_SIZE
+
+    p = sub.add_parser("audit", help=HELP, description=HELP + ". Pairs go to the model in a seeded random order, "
+                       "a batch at a time; after each batch every group's e-process is updated and the audit stops "
+                       "when each is rejected (e-Holm across the background pairs), shown equivalent (--margin), "
+                       "or the pairs run out. Writes cache.sqlite, responses.jsonl, pairs.jsonl, report.json and "
+                       "report.html into OUT; the same command again resumes from the cache.")
+    p.add_argument("pairs", metavar="PAIRS", help="PairSet with prompts x_i, x_j (.jsonl, .csv or .parquet)")
+    add_backend(p, default="local")
+    p.add_argument("--scorer", required=True, choices=SCORERS, help="how responses are scored")
+    p.add_argument("--bound", type=positive_float, metavar="B",
+                   help="largest possible |Δ| (default: 1 for mcq, 5 for essay ratings 1-6)")
+    p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level per model (default 0.05)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="e-holm",
+                   help="combine the background pairs' e-values (default e-holm)")
+    p.add_argument("--margin", type=positive_float, metavar="EPS",
+                   help="equivalence margin: stop a group whose confidence sequence lies inside (-EPS, EPS)")
+    p.add_argument("--max-pairs", type=positive_int, metavar="N", help="send at most N pairs in all")
+    p.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"pairs per batch (default {DEFAULT_BATCH_SIZE})")
+    add_seed(p, "seed of the order in which the pairs are sent (and of generation)")
+    p.add_argument("--bet", choices=METHODS, default="mixture", help="the betting strategy (default mixture)")
+    p.add_argument("--alternative", choices=ALTERNATIVES, default=None,
+                   help="H1's direction (default two-sided for scores, less for similarity)")
+    p.add_argument("--m0", type=float, default=0.8, help="null median of the similarity (default 0.8)")
+    p.add_argument("--cluster", metavar="COLUMN", help="a column naming each pair's cluster (one observation each)")
+    p.add_argument("--k", type=positive_int, metavar="K", help="points on the scale (scorer scale)")
+    p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
+    add_backend(p, prefix="judge-", what="LLM judge (scorers judge and essay)")
+    p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N", help="tokens per response (default 256)")
+    p.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default)")
+    p.add_argument("--system", metavar="TEXT", help="system message put before every prompt")
+    p.add_argument("--concurrency", type=positive_int, metavar="K", help="requests in flight (openai; default 8)")
+    add_out(p, "output folder (cache.sqlite, responses.jsonl, pairs.jsonl, report.json, report.html)")
+    p.add_argument("--cache", metavar="FILE", help="response cache (default OUT/cache.sqlite)")
+    g = p.add_argument_group("openai backend")
+    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (never written anywhere)")
+    g.add_argument("--timeout", type=positive_float, default=60.0, metavar="SEC", help="per-request timeout")
+    g.add_argument("--retries", type=non_negative_int, default=5, metavar="N", help="retries per request")
+    g.add_argument("--price-input", type=non_negative_float, metavar="PRICE",
+                   help="price per million prompt tokens (shows the cost saved)")
+    g.add_argument("--price-output", type=non_negative_float, metavar="PRICE",
+                   help="price per million completion tokens")
+    add_progress(p)
+    p.set_defaults(func=main)
+
+
+def summary_lines(run: Any, *, price_input: float | None = None, price_output: float | None = None) -> list[str]:
+    """The closing summary: per group pairs sent of available, why it stopped, e, p, CS; calls (and cost) saved."""
+    from ipcausal.study.run import summarize
+    from ipcausal.study.text import format_p, text_table
+
+    r = run.report
+    rows = [[g.group, f"{g.n_sent}/{g.n_available}", str(g.stop_reason), f"{g.e_value:.4g}", format_p(g.pvalue),
+             format_p(g.pvalue_adjusted), f"{g.effect:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]"]
+            for g in r.groups]
+    lines = text_table(rows, ["pair", "pairs sent", "stopped", "e-value", "p", "p adj", "effect", "CS"])
+    c = run.counts
+    share = c["requests_saved"] / c["requests_full"] if c["requests_full"] else 0.0
+    lines.append(f"requests: {c['requests_sent']} of the full design's {c['requests_full']} "
+                 f"({c['requests_saved']} saved, {share:.0%}); asked of the model in this run: {c['requests_new']}, "
+                 f"from cache: {run.summary.from_cache}")
+    if price_input is not None and price_output is not None and c["pairs_sent"]:
+        s = summarize(run.responses, price_input=price_input, price_output=price_output)
+        spent = (s.prompt_tokens * price_input + s.completion_tokens * price_output) / 1e6
+        full = spent * c["pairs_available"] / c["pairs_sent"]
+        lines.append(f"cost of the pairs sent: {spent:.4f}; the full design, extrapolated: {full:.4f}; "
+                     f"saved: {full - spent:.4f} (new tokens in this run cost {s.cost:.4f})")
+    verdict = "YES" if r.ip_detected else "no"
+    lines.append(f"implicit personalization detected: {verdict} (stopped: {r.audit.get('stopped')})")
+    return lines
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the ``audit`` sub-command; returns the exit status."""
+    from ipcausal.backends import BackendError, GenerationConfig
+    from ipcausal.cli import EXIT_INCOMPLETE, EXIT_OK, CliError
+    from ipcausal.pairs import PairSet
+    from ipcausal.report import Section, write_report
+    from ipcausal.study.audit import run_audit
+
+    if (args.price_input is None) != (args.price_output is None):
+        raise CliError("give both --price-input and --price-output to see the cost")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out: {out} is a file; give a folder")
+    pairs = PairSet.read(args.pairs)
+    if len(pairs) == 0:
+        raise CliError(f"{args.pairs} holds no pairs: there is nothing to audit")
+    config = GenerationConfig(max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed)
+    options: dict[str, Any] = {}
+    if args.backend == "openai":
+        options = {"api_key_env": args.api_key_env, "timeout": args.timeout, "max_retries": args.retries,
+                   "concurrency": args.concurrency}
+    backend = _common.make_backend(args, **options)
+    judge = _common.make_backend(args, prefix="judge-")
+    cache = Path(args.cache) if args.cache else out / "cache.sqlite"
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        res = run_audit(pairs, backend=backend, scorer=args.scorer, bound=args.bound, alpha=args.alpha,
+                        correction=args.correction, margin=args.margin, batch_size=args.batch_size,
+                        max_pairs=args.max_pairs, rng=args.seed, cache=cache, config=config, system=args.system,
+                        concurrency=args.concurrency, cluster=args.cluster, m0=args.m0,
+                        alternative=args.alternative, method=args.bet, unparseable=args.unparseable,
+                        judge_backend=judge, k=args.k, progress=not args.no_progress)
+    except BackendError as exc:  # the preflight check: the server cannot be reached
+        raise CliError(str(exc)) from None
+    finally:
+        for b in (backend, judge):
+            close = getattr(b, "close", None)
+            if callable(close):
+                close()
+    res.responses.write(out / "responses.jsonl")
+    if res.scored is not None:
+        res.scored.write(out / "pairs.jsonl")
+    settings = {"model": str(getattr(backend, "model", "?")), "backend": str(args.backend),
+                "generation": config.to_dict(), "scorer": args.scorer, "seed": args.seed}
+    title = f"Audit of {Path(args.pairs).name}"
+    res.report.write(out / "report.json", title=title, counts=res.counts, settings=settings)
+    write_report(Section(title, res.report, res.counts, settings), out / "report.html", title="ipcausal audit")
+    print(str(res.report))
+    for line in summary_lines(res, price_input=args.price_input, price_output=args.price_output):
+        print(line)
+    print(f"ipcausal audit: wrote {out}/report.json, report.html, responses.jsonl (cache: {cache})", file=sys.stderr)
+    if not res.summary.complete:
+        print(f"warning: {res.summary.failed} response(s) failed; rerun the same command to retry them",
+              file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
