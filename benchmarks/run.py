@@ -353,6 +353,10 @@ SIDE = [
      "CALIB_SEQUENTIAL.txt", "table"),
     ("Anytime-valid audits: speed against confseq", "python benchmarks/bench_sequential.py",
      "BENCH_SEQUENTIAL.txt", "table"),
+    ("Anytime-valid audits: `ipcausal.audit` on the released echo outputs", "python benchmarks/audit_replay.py",
+     "AUDIT_REPLAY.txt", "table"),
+    ("Anytime-valid audits: family-wise error of whole null audits", "python benchmarks/calib_audit.py",
+     "CALIB_AUDIT.txt", "table"),
     ("Scale: reading and testing 10⁴–10⁶ scored pairs", "python benchmarks/bench_scale.py", "SCALE.txt", "table"),
 ]
 SIDE_MARK = "<!-- side benchmarks: each section copied from the file its script writes -->"
