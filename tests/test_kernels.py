@@ -69,18 +69,10 @@ def test_tables_hold_signed_partial_sums() -> None:
 
 
 def _stream_signs(m: int, n_resamples: int, seed: int) -> np.ndarray:
-    """The documented stream decoded in numpy: resample r of chunk c reads the next words of
-    generator c * LANES + r % LANES; bit j of word i = sign of the (64 i + j)-th element."""
-    n_words = (m + 63) // 64
-    rows = []
-    for c in range((n_resamples + K.CHUNK - 1) // K.CHUNK):
-        count = min(K.CHUNK, n_resamples - c * K.CHUNK)
-        per_lane = -(-count // K.LANES)
-        lanes = [K.random_words(seed, c * K.LANES + i, per_lane * n_words).reshape(per_lane, n_words)
-                 for i in range(K.LANES)]
-        words = np.stack([lanes[r % K.LANES][r // K.LANES] for r in range(count)])
-        rows.append(np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :m])
-    return np.concatenate(rows)
+    """The documented stream decoded in numpy (ipcausal.stats.null.stream_signs; no numba kernel involved)."""
+    from ipcausal.stats.null import stream_signs
+
+    return stream_signs(m, n_resamples, seed)
 
 
 def _counts_by_numpy(a: np.ndarray, t_obs: float, n_resamples: int, seed: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Any
 from ipcausal.report._common import Section, sections_of
 from ipcausal.report.html import format_html
 from ipcausal.report.markdown import format_markdown
-from ipcausal.study.results import Report
+from ipcausal.study.results import Report, load_json
 from ipcausal.study.text import format_p, format_text
 
 __all__ = ["Section", "format_text", "format_p", "format_markdown", "format_html", "write_report", "read_sections",
@@ -66,15 +66,7 @@ def write_report(sections: Any, path: str | os.PathLike[str], *, title: str = "i
 
 def read_sections(path: str | os.PathLike[str]) -> list[Section]:
     """The Sections of a ``.json`` file written by :func:`write_report` or :meth:`Report.write`."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError("`path` must be a file path")
-    p = Path(path)
-    try:
-        payload = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no report file at {str(p)!r}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{p}: not a JSON report ({exc})") from None
+    payload, p = load_json(path)
     items = payload if isinstance(payload, list) else [payload]
     out = []
     for item in items:

@@ -91,19 +91,31 @@ def _magnitudes(d: np.ndarray) -> tuple[np.ndarray, float, int]:
     return np.ascontiguousarray((absd / scale)[nonzero]) if scale > 0 else np.zeros(0), scale, d.size
 
 
-def _replay(a: np.ndarray, seed: int, draws: int) -> np.ndarray:
-    """Σ s_k a_k for the first ``draws`` sign vectors of the stream ``seed`` (magnitudes sorted)."""
-    a_s = np.sort(a, kind="stable")
-    m = a_s.size
+def stream_signs(m: int, n_resamples: int, seed: int, *, start_chunk: int = 0) -> np.ndarray:
+    """The documented counter-based stream decoded in numpy: (n_resamples, m) bits, 1 = sign +.
+
+    Resample ``r`` of chunk ``c`` reads the next words of generator ``c * LANES + r % LANES``; bit
+    ``j`` of word ``i`` is the sign of the (64 i + j)-th element (the kernels sort the magnitudes
+    first).  Every Monte Carlo kernel draws these same sign vectors.
+    """
     n_words = (m + 63) // 64
-    out = []
-    for c in range((draws + K.CHUNK - 1) // K.CHUNK):
-        count = min(K.CHUNK, draws - c * K.CHUNK)
+    rows = []
+    for c in range(start_chunk, start_chunk + (n_resamples + K.CHUNK - 1) // K.CHUNK):
+        count = min(K.CHUNK, n_resamples - (c - start_chunk) * K.CHUNK)
         per_lane = -(-count // K.LANES)
         lanes = [K.random_words(seed, c * K.LANES + i, per_lane * n_words).reshape(per_lane, n_words)
                  for i in range(K.LANES)]
         words = np.stack([lanes[r % K.LANES][r // K.LANES] for r in range(count)])
-        bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :m]
+        rows.append(np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :m])
+    return np.concatenate(rows)
+
+
+def _replay(a: np.ndarray, seed: int, draws: int) -> np.ndarray:
+    """Σ s_k a_k for the first ``draws`` sign vectors of the stream ``seed`` (magnitudes sorted)."""
+    a_s = np.sort(a, kind="stable")
+    out = []
+    for start in range(0, draws, K.CHUNK):  # a chunk at a time: bounded memory for any n
+        bits = stream_signs(a_s.size, min(K.CHUNK, draws - start), seed, start_chunk=start // K.CHUNK)
         out.append((2.0 * bits - 1.0) @ a_s)
     return np.concatenate(out)
 

@@ -29,7 +29,7 @@ from ipcausal.stats.results import (
     SignTestResult,
 )
 
-__all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION", "load_json"]
 
 SCHEMA = "ipcausal.report"
 SCHEMA_VERSION = 1
@@ -212,17 +212,7 @@ class Report(Result):
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> "Report":
         """Read a Report written by :meth:`write` (or the ``report`` entry of a case's report.json)."""
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"`path` must be a file path, got {type(path).__name__}")
-        p = Path(path)
-        if p.is_dir():
-            raise ValueError(f"`path` {str(p)!r} is a directory, not a report file")
-        try:
-            payload = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no report file at {str(p)!r}") from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{p}: not a JSON report ({exc})") from None
+        payload, p = load_json(path)
         return cls.from_dict(payload, source=str(p))
 
     @classmethod
@@ -247,6 +237,21 @@ class Report(Result):
         from ipcausal.study.text import format_text
 
         return format_text(self)
+
+
+def load_json(path: Any) -> tuple[Any, Path]:
+    """The parsed JSON of a report file and its path (errors name the file and the problem)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"`path` must be a file path, got {type(path).__name__}")
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"`path` {str(p)!r} is a directory, not a report file")
+    try:
+        return json.loads(p.read_text(encoding="utf-8")), p
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no report file at {str(p)!r}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p}: not a JSON report ({exc})") from None
 
 
 def _json_safe(value: Any) -> Any:
