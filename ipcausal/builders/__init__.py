@@ -18,19 +18,53 @@ builder                source                                      CLI
 
 from __future__ import annotations
 
-from ipcausal.builders.ambrqa import build_ambrqa, choice_prompt, read_global_opinions
-from ipcausal.builders.factual import DOMAINS, PAPER_FACTUAL_COUNTS, generate_factual_questions, read_stylish_questions
-from ipcausal.builders.demo import (DEMO_ESSAY_INSTRUCTION, DEMO_OPEN_SUFFIX, DEMO_SETS, DEMO_STYLES, build_demo,
-                                    demo_pairs, load_demo)
-from ipcausal.builders.essays import ESSAY_INSTRUCTION, build_essays, read_prompts
-from ipcausal.builders.farm import STATEMENT_DOMAINS, SUBSETS, build_farm, generate_statements, read_farm
-from ipcausal.builders.manifest import ON_PROBLEM, BuildResult, Manifest, check_record, manifest_path_for, sha256_of
+import importlib
+from typing import Any
 
-__all__ = [
-    "DOMAINS", "PAPER_FACTUAL_COUNTS", "build_ambrqa", "choice_prompt", "generate_factual_questions",
-    "read_global_opinions", "read_stylish_questions",
-    "DEMO_ESSAY_INSTRUCTION", "DEMO_OPEN_SUFFIX", "DEMO_SETS", "DEMO_STYLES", "build_demo", "demo_pairs", "load_demo",
-    "ESSAY_INSTRUCTION", "build_essays", "read_prompts",
-    "STATEMENT_DOMAINS", "SUBSETS", "build_farm", "generate_statements", "read_farm",
-    "ON_PROBLEM", "BuildResult", "Manifest", "check_record", "manifest_path_for", "sha256_of",
-]
+# public name -> module that defines it; imported on first use, so that importing one builder (or
+# the CLI's choices) does not load them all
+_LAZY: dict[str, str] = {
+    "build_ambrqa": "ipcausal.builders.ambrqa",
+    "choice_prompt": "ipcausal.builders.ambrqa",
+    "read_global_opinions": "ipcausal.builders.ambrqa",
+    "DOMAINS": "ipcausal.builders.factual",
+    "PAPER_FACTUAL_COUNTS": "ipcausal.builders.factual",
+    "generate_factual_questions": "ipcausal.builders.factual",
+    "read_stylish_questions": "ipcausal.builders.factual",
+    "DEMO_ESSAY_INSTRUCTION": "ipcausal.builders.demo",
+    "DEMO_OPEN_SUFFIX": "ipcausal.builders.demo",
+    "DEMO_SETS": "ipcausal.builders.demo",
+    "DEMO_STYLES": "ipcausal.builders.demo",
+    "build_demo": "ipcausal.builders.demo",
+    "demo_pairs": "ipcausal.builders.demo",
+    "load_demo": "ipcausal.builders.demo",
+    "ESSAY_INSTRUCTION": "ipcausal.builders.essays",
+    "build_essays": "ipcausal.builders.essays",
+    "read_prompts": "ipcausal.builders.essays",
+    "STATEMENT_DOMAINS": "ipcausal.builders.farm",
+    "SUBSETS": "ipcausal.builders.farm",
+    "build_farm": "ipcausal.builders.farm",
+    "generate_statements": "ipcausal.builders.farm",
+    "read_farm": "ipcausal.builders.farm",
+    "ON_PROBLEM": "ipcausal.builders.manifest",
+    "BuildResult": "ipcausal.builders.manifest",
+    "Manifest": "ipcausal.builders.manifest",
+    "check_record": "ipcausal.builders.manifest",
+    "manifest_path_for": "ipcausal.builders.manifest",
+    "sha256_of": "ipcausal.builders.manifest",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ipcausal.builders' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -11,14 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ipcausal.builders._options import ON_PROBLEM
 from ipcausal.pairs import PairSet
 
 __all__ = ["ON_PROBLEM", "Manifest", "BuildResult", "sha256_of", "manifest_path_for", "check_record",
            "validate_on_problem"]
 
-ON_PROBLEM: tuple[str, ...] = ("drop", "flag")
-"""What a builder does with a pair that fails :func:`~ipcausal.interventions.check_pair`: drop it (counted
-under ``skipped``) or keep it with its problems in the ``check_problems`` column."""
 
 _MAX_FAILURES = 200
 

@@ -153,7 +153,7 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
     from ipcausal.stats._validate import ALTERNATIVES
     from ipcausal.stats.multitest import CORRECTIONS
     from ipcausal.stats.permutation import METHODS
-    from ipcausal.study.test import DEFAULTS, OUTCOMES
+    from ipcausal.study.defaults import DEFAULTS, OUTCOMES
 
     g = p.add_argument_group("test")
     g.add_argument("--outcome", default=DEFAULTS["outcome"], choices=OUTCOMES)

@@ -38,7 +38,8 @@ def register(sub: Any) -> None:
     from ipcausal.scoring import SCORERS, UNPARSEABLE_POLICIES
     from ipcausal.stats._validate import ALTERNATIVES
     from ipcausal.stats.betting import METHODS
-    from ipcausal.study.audit import CORRECTIONS, DEFAULT_BATCH_SIZE
+    from ipcausal.study.defaults import AUDIT_BATCH_SIZE as DEFAULT_BATCH_SIZE
+    from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
 
     p = sub.add_parser("audit", help=HELP, description=HELP + ". Pairs go to the model in a seeded random order, "
                        "a batch at a time; after each batch every group's e-process is updated and the audit stops "

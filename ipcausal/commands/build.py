@@ -19,7 +19,7 @@ __all__ = ["register"]
 
 
 def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
-    from ipcausal.builders.manifest import ON_PROBLEM
+    from ipcausal.builders._options import ON_PROBLEM
 
     add_out(p, "output PairSet (.jsonl, .csv or .parquet)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: next to OUT, NAME.manifest.json)")

@@ -22,7 +22,7 @@ HELP = "run one case study end to end: pairs -> model -> scores -> tests -> repo
 
 def register(sub: Any) -> None:
     from ipcausal.scoring import UNPARSEABLE_POLICIES
-    from ipcausal.study.cases import CASES
+    from ipcausal.study.defaults import CASES
 
     p = sub.add_parser("case", help=HELP, description=HELP + ". Writes responses.jsonl, pairs.jsonl, "
                        "report.json, report.md and report.html into --out; a rerun takes answered requests "

@@ -18,276 +18,50 @@ responses (the run failed) and judge backend failures are always dropped and cou
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import importlib
 from typing import Any
 
-import numpy as np
-import pandas as pd
+# public name -> module; imported on first use (the CLI reads the registry at ``--help`` time
+# without loading pandas)
+_LAZY: dict[str, str] = {
+    "SCORERS": "ipcausal.scoring.registry",
+    "SIMILARITY_SCORERS": "ipcausal.scoring.registry",
+    "REGISTRY": "ipcausal.scoring.registry",
+    "UNPARSEABLE_POLICIES": "ipcausal.scoring._common",
+    "check_policy": "ipcausal.scoring._common",
+    "Scorer": "ipcausal.scoring.registry",
+    "register": "ipcausal.scoring.registry",
+    "get_scorer": "ipcausal.scoring.registry",
+    "check_scorer": "ipcausal.scoring.registry",
+    "ScoreResult": "ipcausal.scoring.pipeline",
+    "score_pairs": "ipcausal.scoring.pipeline",
+    "choice_similarity": "ipcausal.scoring.similarity",
+    "scale_similarity": "ipcausal.scoring.similarity",
+    "cosine_to_similarity": "ipcausal.scoring.similarity",
+    "EmbeddingSimilarity": "ipcausal.scoring.similarity",
+    "JudgeSimilarity": "ipcausal.scoring.similarity",
+    "EssayJudge": "ipcausal.scoring.ratings",
+    "ESSAY_RUBRIC": "ipcausal.scoring.ratings",
+    "OfflineEssayRater": "ipcausal.scoring.ratings",
+    "offline_essay_score": "ipcausal.scoring.ratings",
+    "essay_features": "ipcausal.scoring.ratings",
+    "parse_choice": "ipcausal.scoring.ratings",
+    "parse_rating": "ipcausal.scoring.similarity",
+    "mcq_correct": "ipcausal.scoring.ratings",
+    "embedding_model_path": "ipcausal.scoring.similarity",
+}
 
-from ipcausal.pairs import PairSet
-from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, UNPARSEABLE_POLICIES, check_policy
-from ipcausal.scoring.registry import REGISTRY, Scorer, check_scorer, get_scorer, register
-from ipcausal.scoring.ratings import (
-    ESSAY_RUBRIC,
-    EssayJudge,
-    OfflineEssayRater,
-    essay_features,
-    mcq_correct,
-    offline_essay_score,
-    parse_choice,
-)
-from ipcausal.scoring.similarity import (
-    EmbeddingSimilarity,
-    JudgeSimilarity,
-    choice_similarity,
-    cosine_to_similarity,
-    embedding_model_path,
-    parse_rating,
-    scale_similarity,
-)
-
-__all__ = [
-    "SCORERS",
-    "UNPARSEABLE_POLICIES",
-    "Scorer",
-    "register",
-    "get_scorer",
-    "check_scorer",
-    "ScoreResult",
-    "score_pairs",
-    "choice_similarity",
-    "scale_similarity",
-    "cosine_to_similarity",
-    "EmbeddingSimilarity",
-    "JudgeSimilarity",
-    "EssayJudge",
-    "ESSAY_RUBRIC",
-    "OfflineEssayRater",
-    "offline_essay_score",
-    "essay_features",
-    "parse_choice",
-    "parse_rating",
-    "mcq_correct",
-    "embedding_model_path",
-]
-
-#: The registered scorers' names (the registry itself is :data:`ipcausal.scoring.registry.REGISTRY`).
-SCORERS: tuple[str, ...] = tuple(REGISTRY)
-SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if v.outcome == "similarity")
+__all__ = list(_LAZY)
 
 
-@dataclass(frozen=True)
-class ScoreResult:
-    """What :func:`score_pairs` returns.
-
-    Attributes
-    ----------
-    pairs : PairSet
-        The scored pairs, with the outcome columns and status columns
-        (``similarity_status`` or ``status_i``/``status_j``); ready for :func:`ipcausal.test`.
-    dropped : pandas.DataFrame
-        Pairs left out, with their status columns saying why (``missing``, ``unparseable``, ``failed``).
-    counts : dict
-        ``requested``, ``scored``, ``missing``, ``unparseable``, ``failed``, ``zeroed`` (pairs).
-    scorer : str
-        The scorer's description (name and settings), for reports.
-    """
-
-    pairs: PairSet
-    dropped: pd.DataFrame
-    counts: dict[str, int]
-    scorer: str
-    outcome: str = field(default="similarity")
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ipcausal.scoring' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
-def _status_of(statuses: list[str]) -> str:
-    for s in (MISSING, FAILED, UNPARSEABLE):
-        if s in statuses:
-            return s
-    return OK
-
-
-def _sample_lists(df: pd.DataFrame, side: str) -> list[list[Any]]:
-    out = []
-    for v in df[f"samples_{side}"].tolist():
-        if isinstance(v, np.ndarray):
-            v = v.tolist()
-        out.append(list(v) if isinstance(v, (list, tuple)) else [])
-    return out
-
-
-def _score_samples(df: pd.DataFrame, entry: Scorer, policy: str, opts: dict[str, Any]) -> None:
-    """Score every sample: ``scores_i``/``scores_j`` (interval) or the r × r mean ``similarity``.
-
-    Unparseable samples are left out (``exclude``) or scored 0 (``zero``); missing ones are left out.
-    For similarity outcomes ``similarity`` becomes the mean over all scored sample pairs (the
-    first sample's value stays in ``similarity_first``) and ``similarities`` keeps them all.
-    """
-    si, sj = _sample_lists(df, "i"), _sample_lists(df, "j")
-    n = len(df)
-    if entry.outcome == "interval":
-        for side, lists in (("i", si), ("j", sj)):
-            rows = [r for r in range(n) for _ in lists[r]]
-            texts = [t for r in range(n) for t in lists[r]]
-            got = entry.fn(df.iloc[rows].reset_index(drop=True), texts, texts, opts) if texts else None
-            per: list[list[float]] = [[] for _ in range(n)]
-            for pos, r in enumerate(rows):
-                v, st = got.values_i[pos], got.status_i[pos]
-                if v is not None and st == OK:
-                    per[r].append(float(v))
-                elif st == UNPARSEABLE and policy == "zero":
-                    per[r].append(0.0)
-            df[f"scores_{side}"] = pd.Series(per, index=df.index, dtype=object)
-        return
-    rows, ta, tb = [], [], []
-    for r in range(n):
-        for a in si[r]:
-            for b in sj[r]:
-                rows.append(r)
-                ta.append(a)
-                tb.append(b)
-    got = entry.fn(df.iloc[rows].reset_index(drop=True), ta, tb, opts) if rows else None
-    per_s: list[list[float]] = [[] for _ in range(n)]
-    for pos, r in enumerate(rows):
-        v, st = got.sims[pos], got.sim_status[pos]
-        if v is not None and st == OK:
-            per_s[r].append(float(v))
-        elif st == UNPARSEABLE and policy == "zero":
-            per_s[r].append(0.0)
-    df["similarity_first"] = df["similarity"]
-    df["similarities"] = pd.Series(per_s, index=df.index, dtype=object)
-    df["similarity"] = [float(np.mean(x)) if x else f for x, f in zip(per_s, df["similarity_first"])]
-
-
-def score_pairs(
-    pairs: PairSet,
-    scorer: str,
-    *,
-    unparseable: str = "exclude",
-    backend: Any = None,
-    rater: Callable[[str], float | None] | None = None,
-    embedder: EmbeddingSimilarity | None = None,
-    k: int | None = None,
-    retries: int = 2,
-) -> ScoreResult:
-    """Score the responses ``y_i``, ``y_j`` of every pair.
-
-    Parameters
-    ----------
-    pairs : PairSet
-        Pairs with responses (``ipcausal.run`` fills them).
-    scorer : {"choice", "scale", "embedding", "judge", "essay", "mcq"}
-        ``"choice"``: same option → 1 else 0 (options parsed from the ``options`` column when
-        present, else the answers are compared as labels); ``"scale"``: 1 − |a − b|/(k − 1)
-        for the first number in each answer; ``"embedding"``: (1 + cos)/2 of sentence
-        embeddings; ``"judge"``: an LLM judge's 1–5 rating → (r − 1)/4 (needs ``backend``);
-        ``"essay"``: a rating per response by ``rater`` (any ``str -> float``), else by
-        :class:`EssayJudge` on ``backend``, else by :func:`offline_essay_score`; ``"mcq"``:
-        correctness 1/0 from the ``options`` and ``correct_option`` columns
-        (``correct_option``: the right option's number counted from 1, or its text).
-    unparseable : {"exclude", "zero"}
-        What to do with an answer that cannot be scored (see the module docs).
-    backend : Backend, optional
-        The judge for ``"judge"`` and (without ``rater``) ``"essay"``.
-    rater : callable, optional
-        Essay rater ``str -> float`` (``None`` return = unparseable).
-    embedder : EmbeddingSimilarity, optional
-        Reuse a loaded embedding model.
-    k : int, optional
-        Points on the scale (``"scale"``); else the ``scale_k`` column.
-    retries : int
-        Judge retries for replies without a rating.
-
-    With repeated samples (``samples_i``/``samples_j`` from ``ipcausal run --n K``) every sample is
-    scored: interval scorers add ``scores_i``/``scores_j`` (one score per sample; ``ipcausal.test``
-    then tests the per-pair means), similarity scorers set ``similarity`` to the mean over the
-    r × r sample pairs (the first samples' value stays in ``similarity_first``).
-
-    Returns
-    -------
-    ScoreResult
-
-    Examples
-    --------
-    >>> import ipcausal
-    >>> from ipcausal.scoring import score_pairs
-    >>> ps = ipcausal.PairSet.from_records([
-    ...     {"pair_id": i, "background_i": "US", "background_j": "UK", "x_i": "q", "x_j": "q",
-    ...      "options": ["Agree", "Disagree"], "y_i": "Agree", "y_j": a}
-    ...     for i, a in enumerate(["Agree", "Option 2", "no idea"])])
-    >>> res = score_pairs(ps, "choice")
-    >>> res.pairs["similarity"].tolist(), res.counts["unparseable"]
-    ([1.0, 0.0], 1)
-    """
-    if not isinstance(pairs, PairSet):
-        raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
-    policy = check_policy(unparseable)
-    if len(pairs) == 0:
-        raise ValueError("`pairs` is empty")
-    entry = check_scorer(scorer, pairs.columns, backend=backend, k=k, rater=rater)
-    for col in ("y_i", "y_j"):
-        if col not in pairs:
-            raise ValueError(f"`pairs` has no `{col}` column: run the model first (`ipcausal run`)")
-    df = pairs.to_frame()
-    df = df.drop(columns=[c for c in ("score_i", "score_j", "similarity") if c in df.columns])
-    yi, yj = df["y_i"].tolist(), df["y_j"].tolist()
-    n = len(df)
-    similarity = entry.outcome == "similarity"
-    got = entry.fn(df, yi, yj, {"backend": backend, "rater": rater, "embedder": embedder, "k": k,
-                                "retries": retries})
-    desc = got.desc
-    extra = got.extra or {}
-    if similarity:
-        sims, sim_st = list(got.sims), list(got.sim_status)
-    else:
-        values_i, values_j = list(got.values_i), list(got.values_j)
-        st_i, st_j = list(got.status_i), list(got.status_j)
-
-    zeroed = 0
-    if similarity:
-        status = sim_st
-        if policy == "zero":
-            for r in range(n):
-                if sim_st[r] == UNPARSEABLE:
-                    sims[r], zeroed = 0.0, zeroed + 1
-        keep = np.array([s is not None and sim_st[r] in (OK, UNPARSEABLE) for r, s in enumerate(sims)])
-        df["similarity"] = [np.nan if s is None else s for s in sims]
-        df["similarity_status"] = sim_st
-    else:
-        status = [_status_of([a, b]) for a, b in zip(st_i, st_j)]
-        if policy == "zero":
-            for r in range(n):
-                if UNPARSEABLE in (st_i[r], st_j[r]) and MISSING not in (st_i[r], st_j[r]):
-                    zeroed += 1
-                    values_i[r] = 0.0 if st_i[r] == UNPARSEABLE else values_i[r]
-                    values_j[r] = 0.0 if st_j[r] == UNPARSEABLE else values_j[r]
-        keep = np.array([values_i[r] is not None and values_j[r] is not None for r in range(n)])
-        df["score_i"] = [np.nan if v is None else v for v in values_i]
-        df["score_j"] = [np.nan if v is None else v for v in values_j]
-        df["status_i"], df["status_j"] = st_i, st_j
-    for name, vals in extra.items():
-        df[name] = vals
-    if "samples_i" in df.columns and "samples_j" in df.columns:
-        _score_samples(df, entry, policy, {"backend": backend, "rater": rater, "embedder": embedder, "k": k,
-                                           "retries": retries})
-    df["scorer"] = desc
-    counts = {
-        "requested": n,
-        "scored": int(keep.sum()),
-        "missing": sum(1 for s in status if s == MISSING),
-        "unparseable": sum(1 for s in status if s == UNPARSEABLE),
-        "failed": sum(1 for s in status if s == FAILED),
-        "zeroed": zeroed,
-    }
-    dropped = df.loc[~keep].drop(columns=[c for c in ("similarity", "score_i", "score_j") if c in df.columns])
-    kept = df.loc[keep]
-    if kept.empty:
-        raise ValueError(f"no pair could be scored ({counts}); check the responses and the scorer")
-    return ScoreResult(
-        pairs=PairSet.from_frame(kept),
-        dropped=dropped.reset_index(drop=True),
-        counts=counts,
-        scorer=desc,
-        outcome="similarity" if similarity else "interval",
-    )
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -20,7 +20,7 @@ from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
 
-__all__ = ["Scorer", "REGISTRY", "register", "get_scorer", "check_scorer", "Scored"]
+__all__ = ["Scorer", "REGISTRY", "register", "get_scorer", "check_scorer", "Scored", "SCORERS", "SIMILARITY_SCORERS"]
 
 
 @dataclass
@@ -261,3 +261,7 @@ for _s in (
     Scorer("mcq", "interval", ("options", "correct_option"), False, _mcq),
 ):
     register(_s)
+
+#: The registered scorers' names, and those that give a similarity outcome.
+SCORERS: tuple[str, ...] = tuple(REGISTRY)
+SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if v.outcome == "similarity")

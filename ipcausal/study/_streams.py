@@ -20,11 +20,11 @@ from ipcausal.pairs import PairSet
 from ipcausal.stats.betting import SequentialState, sequential_sign_state, sequential_state, sequential_update
 from ipcausal.stats.eholm import e_bonferroni, e_holm
 from ipcausal.stats.null import sample_summary
+from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["CORRECTIONS", "Stream", "Plan", "plan", "next_batch", "feed_batch", "decide", "assemble", "MAX_PATH"]
 
-CORRECTIONS = ("e-holm", "e-bonferroni", "none")
 MAX_PATH = 400  # points of the e-process path kept per group (thinned evenly beyond)
 _E_CAP = 1e300
 

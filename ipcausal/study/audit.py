@@ -37,6 +37,7 @@ from ipcausal.stats._validate import as_generator, choice, open_unit, positive_i
 from ipcausal.stats.betting import METHODS
 from ipcausal.study._streams import CORRECTIONS, Plan, assemble, decide, feed_batch, next_batch, plan
 from ipcausal.study.groups import validate_cluster, validate_order
+from ipcausal.study.defaults import AUDIT_BATCH_SIZE
 from ipcausal.study.results import Report
 from ipcausal.study.run import RunSummary, run, summarize
 
@@ -44,7 +45,7 @@ __all__ = ["audit", "run_audit", "AuditRun", "CORRECTIONS", "STOP_REASONS", "DEF
 
 #: Why a group's stream stopped.
 STOP_REASONS = ("rejected", "equivalent", "exhausted", "max_pairs")
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = AUDIT_BATCH_SIZE
 _ESSAY_RANGE = 5.0  # the rubric and the offline rater rate 1..6
 
 

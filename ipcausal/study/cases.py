@@ -40,7 +40,7 @@ from ipcausal.pairs import PairSet
 
 __all__ = ["CASES", "CASE_TITLES", "CaseResult", "run_case", "run_case_sequential", "run_demo", "max_tokens_for"]
 
-CASES: tuple[str, ...] = ("culture", "education", "echo")
+from ipcausal.study.defaults import CASES  # noqa: E402 - defined with the other defaults
 CASE_TITLES = {
     "culture": "Cultural adaptation: American vs British English markers",
     "education": "Education disparity: essays for SAE vs learner-English prompts",

@@ -34,25 +34,13 @@ from ipcausal.study.groups import (
     validate_cluster,
     validate_order,
 )
+from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
            "Group", "Settings"]
-
-OUTCOMES = ("auto", "interval", "similarity")
-PAPER_N_RESAMPLES = 1000
-#: The defaults of ``ipcausal.test`` — the CLI (``ipcausal test``, ``report``, ``case``) reads them from here.
-DEFAULTS: dict[str, Any] = {
-    "outcome": "auto",
-    "alpha": 0.05,
-    "correction": "bonferroni",
-    "m0": 0.8,  # the study's null median of the similarity
-    "method": "auto",
-    "n_resamples": 100_000,
-}
-
 
 class MonteCarloResolutionWarning(UserWarning):
     """A Monte Carlo p-value cannot reach the corrected significance level."""
