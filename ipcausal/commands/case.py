@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
-from ipcausal.commands._common import add_backend, add_out, add_progress, add_seed, make_backend, positive_int
+from ipcausal.commands._common import (
+    add_backend,
+    add_open,
+    add_out,
+    add_progress,
+    add_seed,
+    make_backend,
+    open_report,
+    positive_int,
+)
 
 HELP = "run one case study end to end: pairs -> model -> scores -> tests -> report (resumable)"
 
@@ -29,27 +39,41 @@ def register(sub: Any) -> None:
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
     add_out(p, "output folder")
     add_progress(p)
+    add_open(p)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from ipcausal.backends.base import GenerationConfig
     from ipcausal.cli import EXIT_INCOMPLETE
-    from ipcausal.study.cases import max_tokens_for, run_case
+    from ipcausal.cli import CliError
+    from ipcausal.study.cases import max_tokens_for, prepare_case, run_case
 
-    backend = make_backend(args)
-    judge = make_backend(args, prefix="judge-")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out: {out} is a file; give a folder")
+    if args.source is not None and not Path(args.source).is_file():
+        raise CliError(f"--source: {args.source} is not a file (give a PairSet made by `ipcausal build`)")
+    # the pairs, the scorer's columns and the judge are checked before any model is loaded or asked
+    pairs, _, _, _ = prepare_case(args.case, args.source, judge=args.judge_backend is not None, limit=args.limit,
+                                  unparseable=args.unparseable, seed=args.seed)
     budget = max_tokens_for(args.case, demo=not args.source)
     config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
-    res = run_case(args.case, backend, pairs=args.source, out=args.out, judge_backend=judge, limit=args.limit,
-                   config=config, unparseable=args.unparseable, seed=args.seed, progress=not args.no_progress)
+    judge = make_backend(args, prefix="judge-")
+    backend = make_backend(args)
+    res = run_case(args.case, backend, pairs=pairs if args.source else None, out=out, judge_backend=judge,
+                   limit=None if args.source else args.limit, config=config, unparseable=args.unparseable,
+                   seed=args.seed, progress=not args.no_progress)
     from ipcausal.report import write_case_reports
+
+    from ipcausal.commands.demo import print_case
 
     write_case_reports(res)
     print(f"== {res.title} ==")
-    print(str(res.report))
-    print("counts: " + ", ".join(f"{k} {v}" for k, v in res.counts.items()))
+    print_case(res)
     print(f"report: {res.files.get('report.html')}")
+    if args.open and res.files.get("report.html"):
+        open_report(res.files["report.html"])
     if not res.complete:
         print("warning: some requests failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_INCOMPLETE
