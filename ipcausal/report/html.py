@@ -28,6 +28,13 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _missing(report: Any) -> str:
+    from ipcausal.report.plots import missing_glyphs
+
+    names = {g.background_a for g in report.groups} | {g.background_b for g in report.groups}
+    return missing_glyphs("".join(sorted(names)))
+
+
 def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[str, ...] = ()) -> str:
     """One or more :class:`~ipcausal.report.Section` s (or a bare Report) as one self-contained HTML page.
 
@@ -71,8 +78,14 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
         parts.append("<h3>Model and settings</h3>" + _table(["setting", "value"], [list(kv) for kv in settings_rows(s)]))
         for w in r.warnings:
             parts.append(f"<p class='warning'>warning: {_h(w)}</p>")
-        for name, uri in figures(s):
+        figs = figures(s)
+        for name, uri in figs:
             parts.append(f"<figure><img alt='{_h(name)}' src='{uri}'><figcaption>{_h(name)}</figcaption></figure>")
+        gaps = _missing(r) if figs else ""
+        if gaps:
+            parts.append(f"<p class='count-note'>The figures draw {_h(' '.join(gaps))} as boxes: no installed font "
+                         "has these characters (on Debian/Ubuntu, <code>apt install fonts-noto-cjk fonts-noto-color-emoji"
+                         "</code> adds them). The tables above show the names as written.</p>")
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
