@@ -28,17 +28,16 @@ def register(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ipcausal.study.reproduce import reproduce
+    from ipcausal.study.reproduce import md_lines, reproduce
 
     cases = tuple(args.cases)
     rep = reproduce(args.released, cases=cases, alpha=args.alpha, n_resamples_paper=args.resamples, seed=args.seed)
     out = [rep.to_markdown(), "### IP verdict per model (stated: Bonferroni within each model; paper-compat: "
            "any uncorrected rejection)", ""]
     v = rep.verdicts()
-    out.append("| case | model | IP (stated) | H0 rejected (paper-compat) |")
-    out.append("|---|---|---|---|")
-    for r in v.itertuples():
-        out.append(f"| {r.case} | {r.model} | {'yes' if r.ip else 'no'} | {'yes' if r.ip_paper else 'no'} |")
+    out += md_lines(["case", "questions", "model", "IP (stated)", "H0 rejected (paper-compat)"],
+                    [[r.case, r.subset, r.model, "yes" if r.ip else "no", "yes" if r.ip_paper else "no"]
+                     for r in v.itertuples()])
     sys.stdout.write("\n".join(out) + "\n")
     if args.out:
         rep.table.to_csv(args.out, index=False)

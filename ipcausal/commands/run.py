@@ -56,8 +56,9 @@ def estimate_line(pairs: Any, max_completion: int, price_input: float, price_out
     >>> from ipcausal import PairSet
     >>> ps = PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK",
     ...     "x_i": "a" * 400, "x_j": "b" * 400}])
-    >>> estimate_line(ps, 100, 1.0, 2.0, "EUR")
-    'estimated cost before the run: at most 0.0006 EUR (2 requests, ~216 prompt tokens estimated from the prompts' length, up to 200 completion tokens; an estimate, not a bill)'
+    >>> print(estimate_line(ps, 100, 1.0, 2.0, "EUR"))  # doctest: +NORMALIZE_WHITESPACE
+    estimated cost before the run: at most 0.0006 EUR (2 requests, ~216 prompt tokens estimated from the
+    prompts' length, up to 200 completion tokens; an estimate, not a bill)
     """
     texts = set(pairs["x_i"]) | set(pairs["x_j"])
     extra = len(system) if system else 0
