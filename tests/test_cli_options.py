@@ -113,3 +113,19 @@ def test_help_never_splits_a_flag_at_its_hyphen(capsys):
     out = capsys.readouterr().out
     assert "--essay-rater judge" in out
     assert not any(line.strip().startswith("rater") for line in out.splitlines())
+
+
+def test_warm_up_compiles_into_the_numba_cache(tmp_path):
+    """`make install`'s warm-up step fills numba's cache (a fresh folder here) and exits 0."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "ipcausal.commands._warm"], capture_output=True, text=True, env=env,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert "compiled the statistics kernels" in out.stderr
+    cached = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}
+    for kernel in ("exact.lattice_null", "exact.exact_enumeration_counts", "multitest.mt_stepwise"):
+        assert kernel in cached, sorted(cached)
