@@ -129,3 +129,15 @@ def test_warm_up_compiles_into_the_numba_cache(tmp_path):
     cached = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}
     for kernel in ("exact.lattice_null", "exact.exact_enumeration_counts", "multitest.mt_stepwise"):
         assert kernel in cached, sorted(cached)
+
+
+def test_cli_test_names_the_backgrounds_and_says_it_in_plain_words(tmp_path, capsys):
+    from ipcausal import PairSet
+
+    f = PairSet.from_records({"pair_id": k, "background_i": "SAE", "background_j": "ESL", "x_i": "a", "x_j": "b",
+                              "score_i": 3.0, "score_j": float(k % 3)} for k in range(30)).write(tmp_path / "p.jsonl")
+    assert main(["test", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "background_a" not in out and "background_b" not in out
+    assert "Δ = score(ESL) − score(SAE)" in out
+    assert "in plain words:\n  - responses to ESL prompts scored" in out and "evidence of implicit" in out

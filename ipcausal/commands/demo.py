@@ -56,13 +56,14 @@ def main(args: argparse.Namespace) -> int:
 def print_case(r: object) -> None:
     """The terminal summary of one case: plain-language lines, the report, the counts explained."""
     from ipcausal.report import count_notes, plain_lines
+    from ipcausal.report.explain import report_text
 
     res: Any = r
     print("in plain words:")
     for line in plain_lines(res.report):
         print(f"  - {line}")
     print()
-    print(str(res.report), end="")
+    print(report_text(res.report), end="")
     print("counts: " + ", ".join(f"{k} {v}" for k, v in res.counts.items()))
     for note in count_notes(res.counts):
         print(f"  {note}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ipcausal.study.text import format_p
 
-__all__ = ["plain_lines", "count_notes", "direction_text", "DEMO_NOTE", "DEMO_NEXT"]
+__all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
 
 #: What the demo is (printed in the terminal and at the top of the demo's report.html).
 DEMO_NOTE = (
@@ -116,3 +116,19 @@ def direction_text(report: Any) -> str:
         listed = "; ".join(f"{a} vs {b}: Δ = score({b}) − score({a})" for a, b in pairs)
         return f"{listed}; effect = mean(Δ)"
     return text.replace("background_a", "the first background").replace("background_b", "the second")
+
+
+def report_text(report: Any) -> str:
+    """``str(report)`` with the direction line naming the real backgrounds (what the CLI prints).
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> ps = ipcausal.PairSet.from_records(
+    ...     {"pair_id": k, "background_i": "SAE", "background_j": "ESL", "x_i": "q", "x_j": "q",
+    ...      "score_i": 1.0, "score_j": float(k % 3)} for k in range(12))
+    >>> [line for line in report_text(ipcausal.test(ps)).splitlines() if line.startswith("Δ")]
+    ['Δ = score(ESL) − score(SAE); effect = mean(Δ)']
+    """
+    text = str(report)
+    return text.replace(str(report.direction), direction_text(report), 1) if report.direction else text
