@@ -336,6 +336,11 @@ def reproduce(
     root = _dir(released)
     if isinstance(cases, str) or not cases or any(c not in CASES for c in cases):
         raise ValueError(f"`cases` must be a non-empty tuple of {CASES}, got {cases!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must lie in (0, 1), got {alpha!r}")
+    for name, v, low in (("n_resamples_paper", n_resamples_paper, 1), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise ValueError(f"`{name}` must be an integer >= {low}, got {v!r}")
     loaders = {"education": load_case2, "echo": load_case3}
     rows: list[dict[str, Any]] = []
     for case in cases:
