@@ -45,8 +45,7 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ipcausal.backends.base import GenerationConfig
-    from ipcausal.cli import EXIT_INCOMPLETE
-    from ipcausal.cli import CliError
+    from ipcausal.cli import EXIT_INCOMPLETE, CliError
     from ipcausal.study.cases import max_tokens_for, prepare_case, run_case
 
     out = Path(args.out)
@@ -64,14 +63,17 @@ def main(args: argparse.Namespace) -> int:
     res = run_case(args.case, backend, pairs=pairs if args.source else None, out=out, judge_backend=judge,
                    limit=None if args.source else args.limit, config=config, unparseable=args.unparseable,
                    seed=args.seed, progress=not args.no_progress)
-    from ipcausal.report import write_case_reports
-
     from ipcausal.commands.demo import print_case
+    from ipcausal.report import DEMO_NEXT, DEMO_NOTE, write_case_reports
 
-    write_case_reports(res)
+    # the default local model on the embedded demo set is the demo's plumbing check: say so
+    demo_like = args.backend == "local" and not args.model and not args.source
+    write_case_reports(res, notes=(DEMO_NOTE, DEMO_NEXT) if demo_like else ())
     print(f"== {res.title} ==")
     print_case(res)
     print(f"report: {res.files.get('report.html')}")
+    if demo_like:
+        print("\n" + DEMO_NOTE + "\n" + DEMO_NEXT)
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
     if not res.complete:
