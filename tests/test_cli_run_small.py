@@ -136,3 +136,21 @@ def test_open_uses_the_browser_only_when_asked(tmp_path, monkeypatch, capsys):
     assert opened == []
     assert main(["report", str(rep), "-o", str(tmp_path / "r.html"), "--open"]) == 0
     assert opened == [(tmp_path / "r.html").resolve().as_uri()]
+
+
+def test_failures_reads_a_case_folder(tmp_path, capsys):
+    case = tmp_path / "echo"
+    case.mkdir()
+    PairSet.from_records([
+        {"pair_id": "a", "background_i": "true_belief", "background_j": "false_belief", "x_i": "q", "x_j": "q'",
+         "y_i": "1", "y_j": None, "error_j": "timed out after 60 s"},
+        {"pair_id": "b", "background_i": "true_belief", "background_j": "false_belief", "x_i": "r", "x_j": "r'",
+         "y_i": "2", "y_j": "maybe"}]).write(case / "responses.jsonl")
+    (case / "dropped.jsonl").write_text(json.dumps({"pair_id": "b", "status_i": "ok", "status_j": "unparseable"}) + "\n")
+    assert main(["failures", str(case)]) == 3
+    out = capsys.readouterr()
+    rows = [line.split()[0] for line in out.out.splitlines()[2:]]
+    assert rows == ["a", "b"] and "timed out after 60 s" in out.out and "answer j unparseable" in out.out
+    assert "1 failed request(s), 1 dropped pair(s)" in out.err
+    assert main(["failures", str(tmp_path)]) == 2  # a folder that is not a case folder: one line
+    assert "not an `ipcausal case` output folder" in capsys.readouterr().err
