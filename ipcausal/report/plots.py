@@ -160,6 +160,15 @@ def fig_distribution(report: Any) -> str:
     return to_data_uri(fig)
 
 
+def _sign_label(g: Any) -> str:
+    """What the sign test counts, in the words of its alternative."""
+    d = g.detail
+    m0 = f"{getattr(d, 'm0', float('nan')):g}"
+    what = {"less": f"pairs with s < {m0}", "greater": f"pairs with s > {m0}"}.get(
+        getattr(d, "alternative", ""), f"max(#s < {m0}, #s > {m0})")
+    return f"{what}, of n = {d.n} (sign-test count under H0)"
+
+
 def _null_ylabel(dist: Any) -> str:
     """Draws for a Monte Carlo sample (or its histogram of counts), probability for an exact null."""
     if dist.kind == "pmf" or (dist.kind == "histogram" and abs(sum(dist.weights) - 1.0) < 1e-6):
@@ -173,7 +182,7 @@ def fig_null(report: Any) -> str:
     for ax, g in zip(axes, report.groups):
         _hist(ax, g.null, "#8c8c8c", 40, label=g.null.label)
         ax.axvline(g.observed, color="#c44e52", lw=2, label=f"observed {g.observed:.3g}")
-        ax.set_xlabel("mean Δ under H0" if g.test == "permutation" else "sign-test count under H0")
+        ax.set_xlabel("mean Δ under H0" if g.test == "permutation" else _sign_label(g))
         ax.set_ylabel(_null_ylabel(g.null))
         ax.set_title(f"{_title(g)}: p = {g.pvalue:.3g}, adj. {g.pvalue_adjusted:.3g}", fontsize=9)
         ax.legend(fontsize=7)
