@@ -295,3 +295,17 @@ def test_text_tables_align_with_wide_names():
     # where the n column starts, in terminal columns: the same on both rows
     starts = {display_width(re.match(r"^\s*\S+ vs \S+\s+", x).group(0)) for x in rows}
     assert len(starts) == 1
+
+
+def test_null_plot_labels_name_the_route():
+    from ipcausal.report.plots import _null_ylabel, _sign_label
+
+    sim = ipcausal.test(similarity_pairs())
+    (g,) = sim.groups
+    assert g.null.kind == "pmf" and _null_ylabel(g.null) == "probability under H0"
+    assert _sign_label(g) == f"pairs with s < 0.8, of n = {g.detail.n} (sign-test count under H0)"
+    mc = ipcausal.test(interval_pairs(), method="monte-carlo", n_resamples=2000, rng=0)
+    assert {_null_ylabel(x.null) for x in mc.groups} == {"Monte Carlo draws"}
+    exact = ipcausal.test(interval_pairs(), method="exact")
+    assert {_null_ylabel(x.null) for x in exact.groups} == {"probability under H0"}
+    assert all("4,000" not in x.null.label for x in exact.groups)
