@@ -30,7 +30,7 @@ DEMO_NEXT = (
 )
 
 _COUNT_NOTES = {
-    "unparseable": "answers the scorer could not read (e.g. no option letter, no rating)",
+    "unparseable": "answers the scorer could not read (e.g. no option number, no rating)",
     "excluded": "pairs left out of the test: a response missing or unparseable (with --unparseable zero an "
                 "unparseable answer is scored 0 instead and the pair is kept)",
     "from cache": "responses taken from the response cache of an earlier run (the model was not asked again)",
@@ -89,7 +89,7 @@ def count_notes(counts: Mapping[str, Any]) -> list[str]:
     Examples
     --------
     >>> count_notes({"pairs": 5, "unparseable": 2, "excluded": 2})[0]
-    'unparseable 2: answers the scorer could not read (e.g. no option letter, no rating)'
+    'unparseable 2: answers the scorer could not read (e.g. no option number, no rating)'
     """
     out = []
     for key, note in _COUNT_NOTES.items():
