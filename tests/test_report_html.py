@@ -200,3 +200,112 @@ def test_null_summary_is_the_route_that_gave_p():
     assert (b + 1) / 4097 == pytest.approx(res.pvalue, abs=1e-15)
     assert null_distribution(d, res).label.startswith("first 4,096 of the 4,096 sign vectors")
     assert K.CHUNK == 2048
+
+
+def test_plain_words_counts_and_direction_use_the_real_names():
+    from ipcausal.report import count_notes, direction_text, plain_lines
+
+    ps = ipcausal.PairSet.from_records(
+        {"pair_id": k, "background_i": "US", "background_j": "UK", "x_i": "q", "x_j": "q",
+         "similarity": 0.91} for k in range(20))
+    r = ipcausal.test(ps)
+    (line,) = plain_lines(r)
+    assert line.startswith("answers to US- and UK-worded prompts were 91 % similar (median over 20 pairs)")
+    assert "no evidence of implicit personalization at α = 0.05" in line and "no IP" not in line
+    low = ipcausal.test(ipcausal.PairSet.from_records(
+        {"pair_id": k, "background_i": "US", "background_j": "UK", "x_i": "q", "x_j": "q",
+         "similarity": 0.2} for k in range(20)))
+    assert "evidence of implicit personalization at α = 0.05: the similarity is below the null median 0.8" \
+        in plain_lines(low)[0] and "no evidence" not in plain_lines(low)[0]
+    r2 = ipcausal.test(interval_pairs())
+    assert "background_a" not in direction_text(r2) and "Δ = score(esl) − score(sae)" in direction_text(r2)
+    one = [line for line in plain_lines(r2) if line.startswith("m1: responses to aae prompts scored")]
+    assert one and all("mean Δ = score(aae) − score(" in x for x in one)
+    notes = count_notes({"pairs": 10, "unparseable": 3, "excluded": 3, "failed": 0})
+    assert [n.split(":")[0] for n in notes] == ["unparseable 3", "excluded 3"]
+
+
+def test_html_explains_itself(tmp_path):
+    from ipcausal.report import DEMO_NOTE
+
+    r = ipcausal.test(interval_pairs())
+    sec = Section("edu", r, {"pairs": 90, "unparseable": 6, "excluded": 6}, {})
+    page = format_html(sec, title="demo", notes=(DEMO_NOTE,))
+    c = Collect()
+    c.feed(page)
+    text = " ".join(c.text)
+    assert "plumbing" in DEMO_NOTE.lower() or "pipeline works" in DEMO_NOTE
+    assert DEMO_NOTE in text and "In plain words" in text
+    assert "unparseable 6: answers the scorer could not read" in text and "excluded 6: pairs left out" in text
+    assert "background_a" not in text and "background_b" not in text
+    assert "((model not given))" not in text
+    md = format_markdown(sec, notes=(DEMO_NOTE,))
+    assert f"> {DEMO_NOTE}" in md and "- m1: responses to" in md
+    with pytest.raises(TypeError, match="`notes`"):
+        format_html(sec, notes="one string")
+
+
+def test_non_latin_names_draw_quietly():
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ipcausal.report import plots
+
+    names = ("日本語", "한국어 🙂")
+    ps = ipcausal.PairSet.from_records(
+        {"pair_id": k, "background_i": names[0], "background_j": names[1], "x_i": "q", "x_j": "q",
+         "score_i": 1.0, "score_j": float(k % 3)} for k in range(12))
+    r = ipcausal.test(ps)
+    gaps = plots.missing_glyphs("".join(names))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        page = format_html(Section("glyphs", r))
+    assert not [w for w in seen if "missing from" in str(w.message)]
+    assert names[0] in page  # the tables keep the names as written
+    if gaps:  # no installed font has them: the page says so once (the figures show boxes)
+        assert page.count("no installed font") == 1
+        # the control: drawing the same label without ipcausal's font handling does warn
+        with warnings.catch_warnings(record=True) as raw:
+            warnings.simplefilter("always")
+            fig, ax = plt.subplots()
+            ax.set_title(names[0])
+            fig.canvas.draw()
+            plt.close(fig)
+        assert [w for w in raw if "missing from" in str(w.message)]
+    else:
+        assert "no installed font" not in page
+
+
+def test_text_tables_align_with_wide_names():
+    from ipcausal.study.text import display_width
+
+    ps = ipcausal.PairSet.from_records(
+        [{"pair_id": k, "background_i": "日本語", "background_j": "US", "x_i": "q", "x_j": "q",
+          "score_i": 1.0, "score_j": float(k % 3)} for k in range(12)]
+        + [{"pair_id": 100 + k, "background_i": "UK", "background_j": "US", "x_i": "q", "x_j": "q",
+            "score_i": 1.0, "score_j": float(k % 2)} for k in range(12)])
+    import re
+
+    rows = [x for x in format_text(ipcausal.test(ps)).splitlines() if " vs " in x]
+    assert len(rows) == 2
+    # where the n column starts, in terminal columns: the same on both rows
+    starts = {display_width(re.match(r"^\s*\S+ vs \S+\s+", x).group(0)) for x in rows}
+    assert len(starts) == 1
+
+
+def test_null_plot_labels_name_the_route():
+    from ipcausal.report.plots import _null_ylabel, _sign_label
+
+    sim = ipcausal.test(similarity_pairs())
+    (g,) = sim.groups
+    assert g.null.kind == "pmf" and _null_ylabel(g.null) == "probability under H0"
+    assert _sign_label(g) == f"pairs with s < 0.8, of n = {g.detail.n} (sign-test count under H0)"
+    mc = ipcausal.test(interval_pairs(), method="monte-carlo", n_resamples=2000, rng=0)
+    assert {_null_ylabel(x.null) for x in mc.groups} == {"Monte Carlo draws"}
+    exact = ipcausal.test(interval_pairs(), method="exact")
+    assert {_null_ylabel(x.null) for x in exact.groups} == {"probability under H0"}
+    assert all("4,000" not in x.null.label for x in exact.groups)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ipcausal.cli import main
-from ipcausal.study.reproduce import load_case1, load_case2, load_case3, reproduce
+from ipcausal.study.reproduce import load_case1, load_case1_subjective, load_case2, load_case3, md_lines, reproduce
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,9 @@ def test_education_effects_match_released_table(rep, released):
 
 
 def test_verdicts_and_modes(rep):
-    v = rep.verdicts().set_index(["case", "model"])
+    v = rep.verdicts()
+    v = v[v.subset.isin(["objective", "all"])].drop(columns="subset").drop_duplicates(["case", "model"])
+    v = v.set_index(["case", "model"])
     # case 1: no model's median similarity is below 0.8 (method as stated) ...
     assert not v.loc["culture", "ip"].any()
     # ... while the released code's reversed sign test "rejects" for every model (median > 0.8)
@@ -58,7 +60,7 @@ def test_verdicts_and_modes(rep):
 def test_cli_reproduce(released, capsys, tmp_path):
     assert main(["reproduce", "--released", str(released), "--cases", "education", "-o", str(tmp_path / "t.csv")]) == 0
     out = capsys.readouterr().out
-    assert "### education" in out and "| alpaca | SAE−AAE | 518 |" in out
+    assert "### education" in out and "| alpaca             | SAE−AAE | 518 |" in out
     assert (tmp_path / "t.csv").stat().st_size > 0
 
 
@@ -73,3 +75,52 @@ def test_reproduce_validation(tmp_path):
     with pytest.raises(ValueError, match="`cases` must be"):
         reproduce(tmp_path, cases=("essays",))
     assert main(["reproduce", "--released", str(tmp_path / "nope")]) == 2
+    for kw, match in (({"alpha": 1.5}, "`alpha` must lie in"), ({"n_resamples_paper": 0}, "`n_resamples_paper`"),
+                      ({"seed": -1}, "`seed` must be an integer >= 0")):
+        with pytest.raises(ValueError, match=match):
+            reproduce(tmp_path, cases=("education",), **kw)
+
+
+def test_culture_subjective_reproduces_the_studys_gpt4_row(rep, released):
+    """The study's GPT-4 subjective row: similarity 0.83, statistic 0.72, p = 4.18e-37."""
+    from scipy.stats import binomtest
+
+    c = rep.table[rep.table.case == "culture"].set_index(["model", "subset"])
+    row = c.loc[("gpt-4-1106-preview", "subjective")]
+    assert row.n == 825 and round(row.mean_s, 2) == 0.83 and round(row.share_above, 2) == 0.72
+    assert row.p_paper == pytest.approx(4.18e-37, rel=1e-3)
+    # oracle: scipy's binomial test on the count of s > 0.8
+    assert row.p_paper == pytest.approx(binomtest(592, 825, 0.5, alternative="greater").pvalue, rel=1e-9)
+    # all 1,650 questions = objective + subjective; the stated mode rejects nowhere (median s = 1)
+    allq = c.loc[("gpt-4-1106-preview", "all")]
+    assert allq.n == 1650 and not c.reject.any() and c.reject_paper.all()
+    assert set(c.index.get_level_values("subset")) == {"objective", "subjective", "all"}
+
+
+def test_subjective_loader(released):
+    ps = load_case1_subjective(released)
+    df = ps.to_frame()
+    assert df.similarity.between(0, 1).all()
+    assert (df.similarity == 1 - (df.us_score - df.uk_score).abs()).all()
+    n = df.groupby("model").size().to_dict()
+    assert n["gpt-4-1106-preview"] == 825 and n["llama2_70b"] == 750 and n["llama2_7b"] == 786
+    # the released Alpaca and Llama-2-13B subjective files are byte-identical (documented in docs/reproduction.md)
+    folder = released / "case_1" / "subjective" / "results"
+    assert (folder / "results_alpaca.csv").read_bytes() == (folder / "results_llama13B.csv").read_bytes()
+
+
+def test_echo_in_percentage_points_with_the_true_belief_baseline(rep, released):
+    e = rep.table[rep.table.case == "echo"].set_index("model")
+    c3 = load_case3(released).to_frame()
+    true_acc = c3.groupby("model").score_i.mean()
+    for model, row in e.iterrows():
+        assert row.baseline == pytest.approx(true_acc[model], abs=1e-12)
+    md = rep.to_markdown()
+    assert "| accuracy, true belief | Δ (pp)" in md and "88.7 %" in md and "-7.05" in md
+
+
+def test_md_lines_align_wide_names():
+    from ipcausal.study.text import display_width
+
+    lines = md_lines(["model", "n"], [["日本語モデル", "1"], ["gpt", "22"]])
+    assert len({display_width(x) for x in lines}) == 1

@@ -15,7 +15,8 @@ from typing import Any
 
 __all__ = ["SEED", "add_out", "add_seed", "add_backend", "make_backend", "add_test_options", "test_kwargs",
            "positive_int", "non_negative_int", "unit_level", "positive_float", "non_negative_float",
-           "add_progress"]
+           "add_progress", "unit_interval", "finite_float", "similarity_median", "comma_list", "add_open",
+           "open_report", "add_currency"]
 
 #: The one default seed of every command (reproducible unless the user asks otherwise).
 SEED = 0
@@ -77,7 +78,39 @@ def non_negative_float(text: str) -> float:
     return v
 
 
-def _similarity_median(text: str) -> float:
+def finite_float(text: str) -> float:
+    """argparse type: any finite number (an effect size that may be negative)."""
+    return _float(text)
+
+
+def unit_interval(text: str) -> float:
+    """argparse type: a number in (0, 1] (nucleus sampling's top-p)."""
+    v = _float(text)
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1], got {text}")
+    return v
+
+
+def comma_list(choices: Any) -> Any:
+    """argparse type factory: a comma-separated, non-empty list of ``choices`` (order kept, no repeats)."""
+    allowed = tuple(choices)
+
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+        if not items:
+            raise argparse.ArgumentTypeError(f"must name at least one of {', '.join(allowed)}, got {text!r}")
+        bad = [t for t in items if t not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(repr(b) for b in bad)}; choose from "
+                                             f"{', '.join(allowed)} (comma-separated)")
+        return items
+
+    parse.__name__ = "list"
+    return parse
+
+
+def similarity_median(text: str) -> float:
+    """argparse type: a median similarity in (0, 1] (``--m0``)."""
     v = _float(text)
     if not 0.0 < v <= 1.0:
         raise argparse.ArgumentTypeError(f"must lie in (0, 1] (a median similarity), got {text}")
@@ -100,6 +133,37 @@ def add_out(p: argparse.ArgumentParser, what: str, *, required: bool = True, def
 def add_seed(p: argparse.ArgumentParser, what: str = "seed of every random step") -> None:
     """``--seed`` (non-negative integer, default :data:`SEED`)."""
     p.add_argument("--seed", type=non_negative_int, default=SEED, metavar="S", help=f"{what} (default {SEED})")
+
+
+def add_open(p: argparse.ArgumentParser) -> None:
+    """``--open``: open the HTML report in the web browser when done (off by default)."""
+    p.add_argument("--open", action="store_true", help="open the HTML report in the web browser when done")
+
+
+def open_report(path: Any) -> bool:
+    """Open ``path`` (an HTML file) with :mod:`webbrowser`; False (and a note on stderr) when no browser."""
+    import sys
+    import webbrowser
+    from pathlib import Path
+
+    url = Path(path).resolve().as_uri()
+    ok = bool(webbrowser.open(url))
+    if not ok:
+        print(f"could not open a web browser; the report is {url}", file=sys.stderr)
+    return ok
+
+
+def add_currency(p: Any) -> None:
+    """``--currency``: the currency the prices are given in (shown with the cost)."""
+    p.add_argument("--currency", default="USD", type=_currency, metavar="CODE",
+                   help="currency of --price-input/--price-output, shown with the cost (default USD)")
+
+
+def _currency(text: str) -> str:
+    t = text.strip()
+    if not t or len(t) > 8 or any(c.isspace() for c in t):
+        raise argparse.ArgumentTypeError(f"must be a short currency code such as USD or EUR, got {text!r}")
+    return t
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:
@@ -161,7 +225,7 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
                    help=f"significance level (default {DEFAULTS['alpha']})")
     g.add_argument("--correction", default=DEFAULTS["correction"], choices=CORRECTIONS,
                    help=f"multiple-testing correction within each model (default {DEFAULTS['correction']})")
-    g.add_argument("--m0", type=_similarity_median, default=DEFAULTS["m0"],
+    g.add_argument("--m0", type=similarity_median, default=DEFAULTS["m0"],
                    help=f"null median of the similarity, in (0, 1] (default {DEFAULTS['m0']})")
     g.add_argument("--method", default=DEFAULTS["method"], choices=METHODS, help="permutation-test route")
     g.add_argument("--resamples", type=positive_int, default=None, metavar="L",

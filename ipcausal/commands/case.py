@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ipcausal.commands._common import (
     add_backend,
+    add_open,
     add_out,
     add_progress,
     add_seed,
     make_backend,
+    open_report,
     positive_float,
     positive_int,
     unit_level,
@@ -38,6 +41,7 @@ def register(sub: Any) -> None:
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
     add_out(p, "output folder")
     add_progress(p)
+    add_open(p)
     q = p.add_argument_group("sequential audit (--sequential)")
     q.add_argument("--sequential", action="store_true",
                    help="run the case as an anytime-valid audit (`ipcausal audit`): stop sending pairs once "
@@ -50,34 +54,46 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ipcausal.backends.base import GenerationConfig
-    from ipcausal.cli import EXIT_INCOMPLETE
-    from ipcausal.study.cases import max_tokens_for, run_case
+    from ipcausal.cli import EXIT_INCOMPLETE, CliError
+    from ipcausal.study.cases import max_tokens_for, prepare_case, run_case
 
-    backend = make_backend(args)
-    judge = make_backend(args, prefix="judge-")
+    if not args.sequential and (args.margin is not None or args.max_pairs is not None or args.alpha != 0.05):
+        raise CliError("--alpha, --margin and --max-pairs are options of --sequential")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out: {out} is a file; give a folder")
+    if args.source is not None and not Path(args.source).is_file():
+        raise CliError(f"--source: {args.source} is not a file (give a PairSet made by `ipcausal build`)")
+    # the pairs, the scorer's columns and the judge are checked before any model is loaded or asked
+    pairs, _, _, _ = prepare_case(args.case, args.source, judge=args.judge_backend is not None, limit=args.limit,
+                                  unparseable=args.unparseable, seed=args.seed)
     budget = max_tokens_for(args.case, demo=not args.source)
     config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
-    if not args.sequential and (args.margin is not None or args.max_pairs is not None or args.alpha != 0.05):
-        from ipcausal.cli import CliError
-
-        raise CliError("--alpha, --margin and --max-pairs are options of --sequential")
+    judge = make_backend(args, prefix="judge-")
+    backend = make_backend(args)
+    common = dict(pairs=pairs if args.source else None, out=out, judge_backend=judge,
+                  limit=None if args.source else args.limit, config=config, unparseable=args.unparseable,
+                  seed=args.seed, progress=not args.no_progress)
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential
 
-        res = run_case_sequential(args.case, backend, pairs=args.source, out=args.out, judge_backend=judge,
-                                  limit=args.limit, config=config, unparseable=args.unparseable, seed=args.seed,
-                                  progress=not args.no_progress, alpha=args.alpha, margin=args.margin,
-                                  max_pairs=args.max_pairs)
+        res = run_case_sequential(args.case, backend, alpha=args.alpha, margin=args.margin,
+                                  max_pairs=args.max_pairs, **common)
     else:
-        res = run_case(args.case, backend, pairs=args.source, out=args.out, judge_backend=judge, limit=args.limit,
-                       config=config, unparseable=args.unparseable, seed=args.seed, progress=not args.no_progress)
-    from ipcausal.report import write_case_reports
+        res = run_case(args.case, backend, **common)
+    from ipcausal.commands.demo import print_case
+    from ipcausal.report import DEMO_NEXT, DEMO_NOTE, write_case_reports
 
-    write_case_reports(res)
+    # the default local model on the embedded demo set is the demo's plumbing check: say so
+    demo_like = args.backend == "local" and not args.model and not args.source
+    write_case_reports(res, notes=(DEMO_NOTE, DEMO_NEXT) if demo_like else ())
     print(f"== {res.title} ==")
-    print(str(res.report))
-    print("counts: " + ", ".join(f"{k} {v}" for k, v in res.counts.items()))
+    print_case(res)
     print(f"report: {res.files.get('report.html')}")
+    if demo_like:
+        print("\n" + DEMO_NOTE + "\n" + DEMO_NEXT)
+    if args.open and res.files.get("report.html"):
+        open_report(res.files["report.html"])
     if not res.complete:
         print("warning: some requests failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_INCOMPLETE

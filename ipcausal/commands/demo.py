@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from ipcausal.commands._common import add_out, add_progress, add_seed, positive_int
+from ipcausal.commands._common import add_open, add_out, add_progress, add_seed, open_report, positive_int
 
 HELP = "run all three case studies on the embedded demo sets with the local SmolLM2 model"
 
@@ -18,6 +18,7 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=positive_int, help="items per case (default: the demo's own sizes)")
     add_seed(p)
     add_progress(p)
+    add_open(p)
     p.set_defaults(func=main)
 
 
@@ -27,16 +28,42 @@ def main(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from ipcausal.report import write_case_reports
+    from pathlib import Path
+
+    from ipcausal.cli import CliError
+
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise CliError(f"--out: {args.out} is a file; give a folder")
+    from ipcausal.report import DEMO_NEXT, DEMO_NOTE, write_case_reports
     from ipcausal.study.cases import run_demo
 
+    print(DEMO_NOTE + "\n")
     t0 = time.perf_counter()
     results = run_demo(args.out, limit=args.limit, progress=not args.no_progress, seed=args.seed)
-    html = write_case_reports(results, args.out, title="ipcausal demo — three case studies")["report.html"]
+    html = write_case_reports(results, args.out, title="ipcausal demo — three case studies",
+                              notes=(DEMO_NOTE, DEMO_NEXT))["report.html"]
     for r in results:
         print(f"\n== {r.title} ==")
-        print(str(r.report), end="")
-        print("counts: " + ", ".join(f"{k} {v}" for k, v in r.counts.items()))
+        print_case(r)
     print(f"\ncombined HTML report: {os.path.abspath(html)}")
     print(f"wall time: {time.perf_counter() - t0:.0f} s")
+    print("\n" + DEMO_NOTE + "\n" + DEMO_NEXT)
+    if args.open:
+        open_report(html)
     return 0 if all(r.complete for r in results) else 3
+
+
+def print_case(r: object) -> None:
+    """The terminal summary of one case: plain-language lines, the report, the counts explained."""
+    from ipcausal.report import count_notes, plain_lines
+    from ipcausal.report.explain import report_text
+
+    res: Any = r
+    print("in plain words:")
+    for line in plain_lines(res.report):
+        print(f"  - {line}")
+    print()
+    print(report_text(res.report), end="")
+    print("counts: " + ", ".join(f"{k} {v}" for k, v in res.counts.items()))
+    for note in count_notes(res.counts):
+        print(f"  {note}")

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ipcausal.commands._common import add_seed, positive_float, positive_int, unit_level
+from ipcausal.commands._common import add_seed, finite_float, positive_float, positive_int, similarity_median, unit_level
 
 HELP = "power of a planned study for one background pair, or the smallest number of pairs"
 
@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
         description=HELP + ". Interval outcomes: --effect is the mean difference (in units of --sd). "
         "Similarity outcomes: --effect is the probability that a pair's similarity falls below --m0 (0.5 = none).",
     )
-    p.add_argument("--effect", type=float, required=True, help="mean Δ (interval) or P(similarity < m0) (similarity)")
+    p.add_argument("--effect", type=finite_float, required=True, help="mean Δ (interval) or P(similarity < m0) (similarity)")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--n", type=positive_int, help="number of pairs → power")
     which.add_argument("--power", type=unit_level, help="target power in (0, 1) → smallest number of pairs")
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
     p.add_argument("--tests", type=positive_int, default=1, help="background pairs in the family (Bonferroni; default 1)")
     p.add_argument("--outcome", default="interval", choices=["interval", "similarity"])
     p.add_argument("--sd", type=positive_float, default=1.0, help="standard deviation of Δ (interval; default 1)")
-    p.add_argument("--m0", type=float, default=0.8, help="null median of the similarity (default 0.8)")
+    p.add_argument("--m0", type=similarity_median, default=0.8, help="null median of the similarity (default 0.8)")
     p.add_argument("--method", default="auto", choices=POWER_METHODS)
     p.add_argument("--alternative", default=None, choices=ALTERNATIVES)
     p.add_argument("--sims", type=positive_int, default=2000, help="simulated data sets (--method simulate; default 2000)")

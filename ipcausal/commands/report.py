@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ipcausal.commands._common import add_out, add_seed, add_test_options, test_kwargs
+from ipcausal.commands._common import add_open, add_out, add_seed, add_test_options, open_report, test_kwargs
 
 HELP = "write a Markdown or HTML report (plots embedded) from Report files, scored pairs or case folders"
 
@@ -25,10 +25,17 @@ def register(sub: Any) -> None:
                        "the test options below. Several inputs make one combined report.")
     p.add_argument("results", nargs="+", help="Report file(s) (.json), scored pairs file(s) or case folder(s)")
     add_out(p, "report file: .html, .md, .json or .txt")
-    p.add_argument("--title", default="ipcausal report")
+    p.add_argument("--title", default="ipcausal report", type=_title)
+    add_open(p)
     add_test_options(p)
     add_seed(p, "seed for Monte Carlo and the bootstrap (scored-pairs inputs)")
     p.set_defaults(func=main)
+
+
+def _title(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be non-empty text")
+    return text
 
 
 def _is_report_file(path: Path) -> bool:
@@ -84,4 +91,9 @@ def main(args: argparse.Namespace) -> int:
     sections = [s for r in args.results for s in _sections(Path(r), args)]
     out = write_report(sections, args.out, title=args.title)
     print(f"report written: {out}", file=sys.stderr)
+    if args.open:
+        if out.suffix.lower() not in (".html", ".htm"):
+            print("--open: only an .html report opens in a browser", file=sys.stderr)
+        else:
+            open_report(out)
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ipcausal.commands._common import add_out, add_seed, positive_int, unit_level
+from ipcausal.commands._common import add_out, add_seed, comma_list, positive_int, unit_level
 
 HELP = "recompute the study's result tables from the authors' released outputs (both modes)"
 
@@ -15,7 +15,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("reproduce", help=HELP, description=HELP)
     p.add_argument("--released", required=True, metavar="DIR",
                    help="folder with the jiarui-liu/IP layout (case_1/, case_2/, case_3/)")
-    p.add_argument("--cases", default="culture,education,echo",
+    from ipcausal.study.cases import CASES
+
+    p.add_argument("--cases", default=CASES, type=comma_list(CASES), metavar="LIST",
                    help="comma-separated subset of culture,education,echo (default: all)")
     p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
     p.add_argument("--resamples", type=positive_int, default=1000,
@@ -26,17 +28,16 @@ def register(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ipcausal.study.reproduce import reproduce
+    from ipcausal.study.reproduce import md_lines, reproduce
 
-    cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())
+    cases = tuple(args.cases)
     rep = reproduce(args.released, cases=cases, alpha=args.alpha, n_resamples_paper=args.resamples, seed=args.seed)
     out = [rep.to_markdown(), "### IP verdict per model (stated: Bonferroni within each model; paper-compat: "
            "any uncorrected rejection)", ""]
     v = rep.verdicts()
-    out.append("| case | model | IP (stated) | H0 rejected (paper-compat) |")
-    out.append("|---|---|---|---|")
-    for r in v.itertuples():
-        out.append(f"| {r.case} | {r.model} | {'yes' if r.ip else 'no'} | {'yes' if r.ip_paper else 'no'} |")
+    out += md_lines(["case", "questions", "model", "IP (stated)", "H0 rejected (paper-compat)"],
+                    [[r.case, r.subset, r.model, "yes" if r.ip else "no", "yes" if r.ip_paper else "no"]
+                     for r in v.itertuples()])
     sys.stdout.write("\n".join(out) + "\n")
     if args.out:
         rep.table.to_csv(args.out, index=False)

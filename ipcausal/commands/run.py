@@ -16,15 +16,17 @@ from ipcausal.commands._common import (
     add_backend,
     add_out,
     add_progress,
+    add_currency,
     add_seed,
     make_backend,
     non_negative_float,
     non_negative_int,
     positive_float,
     positive_int,
+    unit_interval,
 )
 
-__all__ = ["register", "main", "default_cache_path"]
+__all__ = ["register", "main", "default_cache_path", "estimate_line"]
 
 
 def default_cache_path(out: str | os.PathLike[str]) -> Path:
@@ -41,6 +43,33 @@ def default_cache_path(out: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + ".cache.sqlite")
 
 
+def estimate_line(pairs: Any, max_completion: int, price_input: float, price_output: float, currency: str,
+                  *, system: str | None = None) -> str:
+    """The cost estimate printed before a run: prompt tokens from the prompts' length, completions at the limit.
+
+    Prompt tokens are estimated as characters / 4 (plus a few per message); each distinct
+    prompt is counted once (the run sends it once) and the cache is not consulted, so the
+    figure is an upper-end estimate, not a bill.
+
+    Examples
+    --------
+    >>> from ipcausal import PairSet
+    >>> ps = PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK",
+    ...     "x_i": "a" * 400, "x_j": "b" * 400}])
+    >>> print(estimate_line(ps, 100, 1.0, 2.0, "EUR"))  # doctest: +NORMALIZE_WHITESPACE
+    estimated cost before the run: at most 0.0006 EUR (2 requests, ~216 prompt tokens estimated from the
+    prompts' length, up to 200 completion tokens; an estimate, not a bill)
+    """
+    texts = set(pairs["x_i"]) | set(pairs["x_j"])
+    extra = len(system) if system else 0
+    prompt_tokens = sum((len(t) + extra) // 4 + 8 for t in texts)
+    completion = len(texts) * max_completion
+    cost = (prompt_tokens * price_input + completion * price_output) / 1e6
+    return (f"estimated cost before the run: at most {cost:.4f} {currency} ({len(texts)} requests, "
+            f"~{prompt_tokens} prompt tokens estimated from the prompts' length, up to {completion} completion "
+            "tokens; an estimate, not a bill)")
+
+
 def register(subparsers: Any) -> None:
     """Add the ``run`` sub-command to ``subparsers``."""
     p = subparsers.add_parser(
@@ -53,12 +82,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("pairs", metavar="PAIRS", help="input PairSet (.jsonl, .csv or .parquet)")
     add_backend(p, default="local")
     p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N", help="tokens per response (default 256)")
-    p.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default)")
-    p.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling (default 1)")
+    p.add_argument("--temperature", type=non_negative_float, default=0.0, metavar="T",
+                   help="0 = greedy (default); at most 5")
+    p.add_argument("--top-p", type=unit_interval, default=1.0, metavar="P", help="nucleus sampling, in (0, 1] (default 1)")
     add_seed(p, "sampling seed")
     p.add_argument("--n", type=positive_int, default=1, metavar="N",
                    help="samples per prompt (default 1; y_* is the first, samples_* keep all)")
-    p.add_argument("--repeat-penalty", type=float, default=1.0, metavar="R", help="default 1.0 (sent explicitly)")
+    p.add_argument("--repeat-penalty", type=positive_float, default=1.0, metavar="R",
+                   help="> 0; default 1.0 (sent explicitly)")
     p.add_argument("--stop", action="append", default=[], metavar="TEXT", help="stop sequence (repeatable)")
     p.add_argument("--system", metavar="TEXT", help="system message put before every prompt")
     p.add_argument("--concurrency", type=positive_int, metavar="K", help="requests in flight (openai; default 8)")
@@ -76,6 +107,7 @@ def register(subparsers: Any) -> None:
                    help="price per million prompt tokens (shows cost)")
     g.add_argument("--price-output", type=non_negative_float, metavar="PRICE",
                    help="price per million completion tokens")
+    add_currency(g)
     v = p.add_argument_group("vllm backend")
     v.add_argument("--tokenizer", metavar="PATH", help="tokenizer folder (for a GGUF model)")
     v.add_argument("--tensor-parallel-size", type=positive_int, default=1, metavar="N", help="GPUs per layer")
@@ -119,6 +151,9 @@ def main(args: argparse.Namespace) -> int:
     if len(pairs) == 0:
         raise CliError(f"{args.pairs} holds no pairs: there is nothing to run")
     cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache_path(out)
+    if args.price_input is not None:
+        print(estimate_line(pairs, args.max_tokens * args.n, args.price_input, args.price_output, args.currency,
+                            system=args.system), file=sys.stderr)
     backend = _make_backend(args)
     try:
         result = run(pairs, backend, cache=cache, config=config, system=args.system,
@@ -131,7 +166,8 @@ def main(args: argparse.Namespace) -> int:
             close()
     result.write(out)
     summary = summarize(result, price_input=args.price_input, price_output=args.price_output)
+
     print(f"ipcausal run: wrote {len(result)} pairs to {out}" + (f" (cache: {cache})" if cache else ""),
           file=sys.stderr)
-    print(summary.format(), file=sys.stderr)
+    print(summary.format(currency=args.currency), file=sys.stderr)
     return EXIT_OK if summary.complete else EXIT_INCOMPLETE

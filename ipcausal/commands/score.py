@@ -17,19 +17,49 @@ SCORERS = tuple(REGISTRY)
 HELP = "score the responses of answered pairs (similarity or per-response scores)"
 
 
+def score_summary(counts: Any, scorer: str, out: Any) -> str:
+    """The closing line of ``ipcausal score``: what was scored, what was dropped or zeroed, and where it went.
+
+    Examples
+    --------
+    >>> score_summary({"requested": 5, "scored": 5, "unparseable": 0, "missing": 0, "failed": 0, "zeroed": 0},
+    ...               "mcq", "scored.jsonl")
+    'scored 5 of 5 pairs with mcq; written to scored.jsonl'
+    >>> score_summary({"requested": 5, "scored": 4, "unparseable": 2, "missing": 0, "failed": 0, "zeroed": 1},
+    ...               "mcq", "s.jsonl")
+    'scored 4 of 5 pairs with mcq (2 unparseable: 1 pair dropped, 1 pair scored 0); written to s.jsonl'
+    """
+    c = dict(counts)
+    notes = []
+    if c.get("unparseable"):
+        dropped = c["requested"] - c["scored"] - c.get("missing", 0) - c.get("failed", 0)
+        parts = []
+        if dropped > 0:
+            parts.append(f"{dropped} pair{'s' * (dropped != 1)} dropped")
+        if c.get("zeroed"):
+            parts.append(f"{c['zeroed']} pair{'s' * (c['zeroed'] != 1)} scored 0")
+        notes.append(f"{c['unparseable']} unparseable" + (": " + ", ".join(parts) if parts else ""))
+    if c.get("missing"):
+        notes.append(f"{c['missing']} without a response (dropped)")
+    if c.get("failed"):
+        notes.append(f"{c['failed']} judge failures (dropped)")
+    extra = f" ({'; '.join(notes)})" if notes else ""
+    return f"scored {c['scored']} of {c['requested']} pairs with {scorer}{extra}; written to {out}"
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("score", help=HELP, description=HELP + ". Unscoreable pairs go to FILE's .dropped.jsonl "
                        "sibling and are counted; a .meta.json sibling holds the counts.")
     p.add_argument("pairs", help="answered pairs (.jsonl, .csv or .parquet; from `ipcausal run`)")
     p.add_argument("--scorer", required=True, choices=SCORERS)
     add_out(p, "scored pairs file (.jsonl, .csv or .parquet)")
-    add_backend(p, what="judge (scorer judge; essay with --essay-rater judge)")
+    add_backend(p, what="judge (--scorer judge; --scorer essay with --essay-rater judge)")
     p.add_argument("--scale-points", type=positive_int, help="points k of the scale (scale scorer)")
     p.add_argument("--essay-rater", choices=["offline", "judge"], default=None,
                    help="essay scorer: the offline surface-feature rater (default without --backend) or the judge")
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude",
                    help="unscoreable answers: drop the pair (default) or score 0")
-    p.add_argument("--retries", type=non_negative_int, default=2, help="judge retries for replies without a rating")
+    p.add_argument("--retries", type=non_negative_int, default=2, help="judge retries for replies without a rating (default 2)")
     p.set_defaults(func=main)
 
 
@@ -60,7 +90,5 @@ def main(args: argparse.Namespace) -> int:
     if len(res.dropped):
         res.dropped.to_json(f"{stem}.dropped.jsonl", orient="records", lines=True, force_ascii=False)
     Path(f"{stem}.meta.json").write_text(json.dumps({"scorer": res.scorer, "counts": res.counts}, indent=2))
-    c = res.counts
-    print(f"scored {c['scored']} of {c['requested']} pairs with {res.scorer}: {c['unparseable']} unparseable, "
-          f"{c['missing']} missing, {c['failed']} judge failures, {c['zeroed']} scored 0 -> {out}", file=sys.stderr)
+    print(score_summary(res.counts, res.scorer, out), file=sys.stderr)
     return 0

@@ -34,5 +34,10 @@ def main(args: argparse.Namespace) -> int:
     if args.out:
         path = report.write(args.out)
         print(f"report written: {path}", file=sys.stderr)
-    sys.stdout.write(report.to_json() + "\n" if args.json else str(report))
+    if args.json:
+        sys.stdout.write(report.to_json() + "\n")
+    else:
+        from ipcausal.report.explain import plain_lines, report_text
+
+        sys.stdout.write(report_text(report) + "in plain words:\n" + "".join(f"  - {x}\n" for x in plain_lines(report)))
     return 0

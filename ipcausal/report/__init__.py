@@ -22,24 +22,27 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.report._common import Section, sections_of
+from ipcausal.report.explain import DEMO_NEXT, DEMO_NOTE, count_notes, direction_text, plain_lines
 from ipcausal.report.html import format_html
 from ipcausal.report.markdown import format_markdown
 from ipcausal.study.results import Report, load_json
 from ipcausal.study.text import format_p, format_text
 
 __all__ = ["Section", "format_text", "format_p", "format_markdown", "format_html", "write_report", "read_sections",
-           "write_case_reports"]
+           "write_case_reports", "plain_lines", "count_notes", "direction_text", "DEMO_NOTE", "DEMO_NEXT"]
 
 
 def _section_dict(s: Section) -> dict[str, Any]:
     return s.report.payload(title=s.title, counts=dict(s.counts), settings=dict(s.settings))
 
 
-def write_report(sections: Any, path: str | os.PathLike[str], *, title: str = "ipcausal report") -> Path:
+def write_report(sections: Any, path: str | os.PathLike[str], *, title: str = "ipcausal report",
+                 notes: tuple[str, ...] = ()) -> Path:
     """Write the report in the format named by the suffix: ``.html``, ``.md``, ``.json`` or ``.txt``.
 
     ``.json`` keeps each section's Report with its schema header, title, counts and settings, so
     :func:`read_sections` (and ``ipcausal report FILE.json``) render it later without testing again.
+    ``notes``: paragraphs under the title (HTML and Markdown).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError("`path` must be a file path")
@@ -47,9 +50,9 @@ def write_report(sections: Any, path: str | os.PathLike[str], *, title: str = "i
     secs = sections_of(sections)
     suffix = p.suffix.lower()
     if suffix in (".html", ".htm"):
-        text = format_html(secs, title=title)
+        text = format_html(secs, title=title, notes=tuple(notes))
     elif suffix in (".md", ".markdown"):
-        text = format_markdown(secs, title=title)
+        text = format_markdown(secs, title=title, notes=tuple(notes))
     elif suffix == ".json":
         payload = [_section_dict(s) for s in secs]
         text = json.dumps(payload[0] if len(payload) == 1 else payload, indent=1, default=str, ensure_ascii=False)
@@ -79,7 +82,7 @@ def read_sections(path: str | os.PathLike[str]) -> list[Section]:
 
 
 def write_case_reports(results: Any, out: str | os.PathLike[str] | None = None, *,
-                       title: str = "ipcausal report") -> dict[str, Path]:
+                       title: str = "ipcausal report", notes: tuple[str, ...] = ()) -> dict[str, Path]:
     """Render case results (:func:`ipcausal.run_case` / ``run_demo``) as Markdown and HTML.
 
     Each result with ``files["report.json"]`` gets ``report.md`` and ``report.html`` beside it;
@@ -98,10 +101,11 @@ def write_case_reports(results: Any, out: str | os.PathLike[str] | None = None, 
         if where:
             folder = Path(where).parent
             for suffix in ("md", "html"):
-                p = write_report(sec, folder / f"report.{suffix}", title=f"ipcausal — {r.case}")
+                p = write_report(sec, folder / f"report.{suffix}", title=f"ipcausal — {r.case}", notes=notes)
                 r.files[f"report.{suffix}"] = str(p)
                 written[f"{r.case}/report.{suffix}"] = p
     if out is not None and len(sections) > 1:
         for suffix in ("html", "md"):
-            written[f"report.{suffix}"] = write_report(sections, Path(out) / f"report.{suffix}", title=title)
+            written[f"report.{suffix}"] = write_report(sections, Path(out) / f"report.{suffix}", title=title,
+                                                       notes=notes)
     return written

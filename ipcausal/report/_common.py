@@ -106,6 +106,11 @@ def figures(s: Section) -> list[tuple[str, str]]:
     """(caption, PNG data URI) of every figure of the section, drawn from its Report alone."""
     from ipcausal.report import plots
 
+    with plots._fonts():  # glyph fallback for non-Latin names, quietly
+        return _figures(s, plots)
+
+
+def _figures(s: Section, plots: Any) -> list[tuple[str, str]]:
     r = s.report
     figs = []
     if r.groups and all(g.data is not None and g.null is not None for g in r.groups):

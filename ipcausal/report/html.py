@@ -6,6 +6,7 @@ import html as _html
 from typing import Any
 
 from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
+from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
 __all__ = ["format_html"]
 
@@ -13,7 +14,8 @@ _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:.9em}
 th{background:#f0f0f0}.yes{color:#b00;font-weight:bold}.no{color:#070}img{max-width:100%}
 section{border-top:2px solid #ddd;margin-top:2em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
-nav a{margin-right:1em}"""
+nav a{margin-right:1em}.note{background:#fff8e0;border-left:4px solid #e0b000;padding:.5em 1em}
+.count-note{font-size:.85em;color:#555;margin:.2em 0}"""
 
 
 def _h(x: Any) -> str:
@@ -26,8 +28,17 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def format_html(sections: Any, *, title: str = "ipcausal report") -> str:
+def _missing(report: Any) -> str:
+    from ipcausal.report.plots import missing_glyphs
+
+    names = {g.background_a for g in report.groups} | {g.background_b for g in report.groups}
+    return missing_glyphs("".join(sorted(names)))
+
+
+def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[str, ...] = ()) -> str:
     """One or more :class:`~ipcausal.report.Section` s (or a bare Report) as one self-contained HTML page.
+
+    ``notes``: paragraphs shown under the title (the demo says there what it is and is not).
 
     Examples
     --------
@@ -42,14 +53,19 @@ def format_html(sections: Any, *, title: str = "ipcausal report") -> str:
     """
     if not isinstance(title, str):
         raise TypeError(f"`title` must be text, got {type(title).__name__}")
+    if isinstance(notes, str) or not all(isinstance(n, str) for n in notes):
+        raise TypeError("`notes` must be a sequence of text paragraphs")
     secs = sections_of(sections)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_h(title)}</title>",
              f"<style>{_CSS}</style></head><body><h1>{_h(title)}</h1>"]
+    parts += [f"<p class='note'>{_h(n)}</p>" for n in notes]
     parts.append("<nav>" + "".join(f"<a href='#s{i}'>{_h(s.title)}</a>" for i, s in enumerate(secs)) + "</nav>")
     for i, s in enumerate(secs):
         r = s.report
         parts.append(f"<section id='s{i}'><h2>{_h(s.title)}</h2>")
-        parts.append(f"<p>{_h(h0(r))}<br><b>Direction</b>: {_h(r.direction)}</p><ul>")
+        parts.append("<p><b>In plain words</b></p><ul class='plain'>"
+                     + "".join(f"<li>{_h(line)}</li>" for line in plain_lines(r)) + "</ul>")
+        parts.append(f"<p>{_h(h0(r))}<br><b>Direction</b>: {_h(direction_text(r))}</p><ul>")
         for model, v in r.ip_detected_by_model().items():
             cls, word = ("yes", "detected") if v else ("no", "not detected")
             parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span></li>")
@@ -58,11 +74,18 @@ def format_html(sections: Any, *, title: str = "ipcausal report") -> str:
             parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)))
         if s.counts:
             parts.append("<h3>Counts</h3>" + _table(list(s.counts), [[str(v) for v in s.counts.values()]]))
+            parts += [f"<p class='count-note'>{_h(n)}</p>" for n in count_notes(s.counts)]
         parts.append("<h3>Model and settings</h3>" + _table(["setting", "value"], [list(kv) for kv in settings_rows(s)]))
         for w in r.warnings:
             parts.append(f"<p class='warning'>warning: {_h(w)}</p>")
-        for name, uri in figures(s):
+        figs = figures(s)
+        for name, uri in figs:
             parts.append(f"<figure><img alt='{_h(name)}' src='{uri}'><figcaption>{_h(name)}</figcaption></figure>")
+        gaps = _missing(r) if figs else ""
+        if gaps:
+            parts.append(f"<p class='count-note'>The figures draw {_h(' '.join(gaps))} as boxes: no installed font "
+                         "has these characters (on Debian/Ubuntu, <code>apt install fonts-noto-cjk fonts-noto-color-emoji"
+                         "</code> adds them). The tables above show the names as written.</p>")
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

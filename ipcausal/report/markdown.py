@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
+from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
 __all__ = ["format_markdown", "md_table"]
 
@@ -15,11 +16,12 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in esc]
 
 
-def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: bool = False) -> str:
+def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: bool = False,
+                    notes: tuple[str, ...] = ()) -> str:
     """One or more :class:`~ipcausal.report.Section` s (or a bare Report) as Markdown.
 
     ``plots=True`` embeds the figures as PNG data URIs (fine for local viewers; some hosts
-    such as GitHub do not show data-URI images).
+    such as GitHub do not show data-URI images).  ``notes``: paragraphs under the title.
 
     Examples
     --------
@@ -34,11 +36,16 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
     """
     if not isinstance(title, str):
         raise TypeError(f"`title` must be text, got {type(title).__name__}")
+    if isinstance(notes, str) or not all(isinstance(n, str) for n in notes):
+        raise TypeError("`notes` must be a sequence of text paragraphs")
     secs = sections_of(sections)
     out = [f"# {title}", ""]
+    for n in notes:
+        out += [f"> {n}", ""]
     for s in secs:
         r = s.report
-        out += [f"## {s.title}", "", f"{h0(r)}  ", f"*Direction*: {r.direction}", ""]
+        out += [f"## {s.title}", ""] + [f"- {line}" for line in plain_lines(r)] + [""]
+        out += [f"{h0(r)}  ", f"*Direction*: {direction_text(r)}", ""]
         for model, v in r.ip_detected_by_model().items():
             out.append(f"- **{model}**: implicit personalization {'**detected**' if v else 'not detected'}")
         out.append("")
@@ -48,6 +55,7 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
             out += ["**Personalization bias (PB)**", ""] + md_table(*pb_rows(r)) + [""]
         if s.counts:
             out += ["**Counts**", ""] + md_table([k for k in s.counts], [[str(v) for v in s.counts.values()]]) + [""]
+            out += [f"- {n}" for n in count_notes(s.counts)] + ([""] if count_notes(s.counts) else [])
         out += ["**Settings**", ""] + [f"- {k}: {v}" for k, v in settings_rows(s)] + [""]
         for w in r.warnings:
             out.append(f"> warning: {w}")

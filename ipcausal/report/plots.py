@@ -7,12 +7,17 @@ per-background means): nothing here tests, simulates or reads the pairs again.
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import io
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fig_distribution", "fig_null", "fig_matrix", "fig_backgrounds", "fig_eprocess", "to_data_uri"]
+__all__ = ["fig_distribution", "fig_null", "fig_matrix", "fig_backgrounds", "fig_eprocess", "to_data_uri", "font_list",
+           "missing_glyphs", "FALLBACK_FONTS"]
 
 def _plt() -> Any:
     try:
@@ -25,11 +30,70 @@ def _plt() -> Any:
     return plt
 
 
+#: Fonts tried after DejaVu Sans for characters it lacks (CJK, emoji), where installed.
+FALLBACK_FONTS: tuple[str, ...] = (
+    "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK KR", "Noto Sans SC", "Noto Sans JP", "Source Han Sans SC",
+    "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback", "AR PL UMing CN", "Microsoft YaHei",
+    "PingFang SC", "Hiragino Sans", "Arial Unicode MS", "Noto Sans Arabic", "Noto Sans Devanagari",
+    "Noto Color Emoji", "Noto Emoji", "Symbola", "Segoe UI Emoji", "Apple Color Emoji",
+)
+
+
+@functools.cache
+def font_list() -> tuple[str, ...]:
+    """DejaVu Sans, then the installed fonts of :data:`FALLBACK_FONTS` (matplotlib falls back along the list)."""
+    from matplotlib import font_manager
+
+    have = {f.name for f in font_manager.fontManager.ttflist}
+    return ("DejaVu Sans",) + tuple(f for f in FALLBACK_FONTS if f in have)
+
+
+@contextlib.contextmanager
+def _fonts() -> Iterator[None]:
+    """Draw with :func:`font_list`; a character no installed font has is drawn as a box, quietly
+    (matplotlib's one-warning-per-glyph "missing from font(s)" messages are dropped: the HTML tables
+    show the names as written)."""
+    plt = _plt()
+    with plt.rc_context({"font.family": "sans-serif", "font.sans-serif": list(font_list())}), \
+            warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*[Gg]lyph .* missing from (current )?font")
+        warnings.filterwarnings("ignore", message=r"(?s).*[Mm]atplotlib currently does not support")
+        yield
+
+
+def missing_glyphs(text: str) -> str:
+    """The characters of ``text`` that no font of :func:`font_list` can draw (shown as boxes in figures).
+
+    Examples
+    --------
+    >>> missing_glyphs("US vs UK")
+    ''
+    """
+    charsets = _charsets(font_list())
+    return "".join(dict.fromkeys(c for c in text if not c.isspace() and not any(ord(c) in cs for cs in charsets)))
+
+
+@functools.cache
+def _charsets(names: tuple[str, ...]) -> tuple[frozenset[int], ...]:
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    out = []
+    for name in names:
+        try:
+            path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+            out.append(frozenset(FT2Font(path).get_charmap()))
+        except (ValueError, RuntimeError, OSError):
+            continue
+    return tuple(out)
+
+
 def to_data_uri(fig: Any) -> str:
     """Render ``fig`` as a base64 PNG data URI and close it."""
     plt = _plt()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    with _fonts():
+        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -40,8 +104,14 @@ def _values(dist: Any) -> tuple[np.ndarray, np.ndarray | None]:
     return (x, None) if dist.kind == "sample" else (x, np.asarray(dist.weights, dtype=float))
 
 
+def _known(model: str) -> bool:
+    from ipcausal.study.test import UNKNOWN_MODEL
+
+    return model != UNKNOWN_MODEL
+
+
 def _title(g: Any) -> str:
-    return f"{g.group} ({g.model})" if g.model != "(model not given)" else g.group
+    return f"{g.group} ({g.model})" if _known(g.model) else g.group
 
 
 def _grid(n: int) -> tuple[Any, Any, list[Any]]:
@@ -90,14 +160,31 @@ def fig_distribution(report: Any) -> str:
     return to_data_uri(fig)
 
 
+def _sign_label(g: Any) -> str:
+    """What the sign test counts, in the words of its alternative."""
+    d = g.detail
+    m0 = f"{getattr(d, 'm0', float('nan')):g}"
+    what = {"less": f"pairs with s < {m0}", "greater": f"pairs with s > {m0}"}.get(
+        getattr(d, "alternative", ""), f"max(#s < {m0}, #s > {m0})")
+    return f"{what}, of n = {d.n} (sign-test count under H0)"
+
+
+def _null_ylabel(dist: Any) -> str:
+    """Draws for a Monte Carlo sample (or its histogram of counts), probability for an exact null."""
+    if dist.kind == "pmf" or (dist.kind == "histogram" and abs(sum(dist.weights) - 1.0) < 1e-6):
+        return "probability under H0"
+    return "Monte Carlo draws"
+
+
 def fig_null(report: Any) -> str:
     """The null distribution of the route that produced each p (from the Report), observed value marked."""
     _, fig, axes = _grid(len(report.groups))
     for ax, g in zip(axes, report.groups):
         _hist(ax, g.null, "#8c8c8c", 40, label=g.null.label)
         ax.axvline(g.observed, color="#c44e52", lw=2, label=f"observed {g.observed:.3g}")
-        ax.set_xlabel("mean Δ under H0" if g.test == "permutation" else "sign-test count under H0")
-        ax.set_title(f"{g.group}: p = {g.pvalue:.3g}, adj. {g.pvalue_adjusted:.3g}", fontsize=9)
+        ax.set_xlabel("mean Δ under H0" if g.test == "permutation" else _sign_label(g))
+        ax.set_ylabel(_null_ylabel(g.null))
+        ax.set_title(f"{_title(g)}: p = {g.pvalue:.3g}, adj. {g.pvalue_adjusted:.3g}", fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
     return to_data_uri(fig)
@@ -111,14 +198,16 @@ def fig_matrix(report: Any) -> str:
         fam = [g for g in report.groups if g.model == model]
         bgs = sorted({g.background_a for g in fam} | {g.background_b for g in fam})
         mat = np.full((len(bgs), len(bgs)), np.nan)
+        rejected = np.full((len(bgs), len(bgs)), np.nan)  # 0 = rejected (red), 1 = not (grey-blue)
         for g in fam:
             i, j = bgs.index(g.background_a), bgs.index(g.background_b)
             mat[i, j] = mat[j, i] = g.pvalue_adjusted
-        # two colours split at alpha: a cell is red only when that pair is rejected
+            rejected[i, j] = rejected[j, i] = 0.0 if g.reject else 1.0
+        # two colours, from the Report's own decision (p adj <= alpha): a cell is red only when rejected
         from matplotlib.colors import BoundaryNorm, ListedColormap
 
         cmap = ListedColormap(["#e06666", "#dfe7ef"]).with_extremes(bad="white")
-        ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, norm=BoundaryNorm([0.0, report.alpha, 1.0 + 1e-12], 2))
+        ax.imshow(np.ma.masked_invalid(rejected), cmap=cmap, norm=BoundaryNorm([-0.5, 0.5, 1.5], 2))
         ax.set_xticks(range(len(bgs)), bgs, rotation=30, ha="right", fontsize=8)
         ax.set_yticks(range(len(bgs)), bgs, fontsize=8)
         for i in range(len(bgs)):
@@ -126,10 +215,10 @@ def fig_matrix(report: Any) -> str:
                 if np.isnan(mat[i, j]):
                     txt = "—"
                 else:
-                    txt = f"{mat[i, j]:.3g}" + (" *" if mat[i, j] <= report.alpha else "")
+                    txt = f"{mat[i, j]:.3g}" + (" *" if rejected[i, j] == 0.0 else "")
                 ax.text(j, i, txt, ha="center", va="center", fontsize=8)
-        ax.set_title(f"adjusted p ({report.correction}) — {model}\nred, *: rejected at α = {report.alpha:g}",
-                     fontsize=9)
+        who = f" — {model}" if _known(model) else ""
+        ax.set_title(f"adjusted p ({report.correction}){who}\nred, *: rejected at α = {report.alpha:g}", fontsize=9)
     fig.tight_layout()
     return to_data_uri(fig)
 
@@ -149,7 +238,7 @@ def fig_backgrounds(report: Any) -> str:
         ax.set_ylabel("mean outcome (95% CI)")
         pb = report.pb.get(model)
         t = f"PB = {pb.statistic:.3g} [{pb.ci_low:.3g}, {pb.ci_high:.3g}]" if pb is not None else ""
-        ax.set_title(f"{model}: {t}", fontsize=9)
+        ax.set_title(f"{model}: {t}" if _known(model) else t, fontsize=9)
     fig.tight_layout()
     return to_data_uri(fig)
 

@@ -38,7 +38,8 @@ from typing import Any
 
 from ipcausal.pairs import PairSet
 
-__all__ = ["CASES", "CASE_TITLES", "CaseResult", "run_case", "run_case_sequential", "run_demo", "max_tokens_for"]
+__all__ = ["CASES", "CASE_TITLES", "CaseResult", "prepare_case", "run_case", "run_case_sequential", "run_demo",
+           "max_tokens_for"]
 
 from ipcausal.study.defaults import CASES  # noqa: E402 - defined with the other defaults
 CASE_TITLES = {
@@ -182,7 +183,13 @@ def run_case(
         raise TypeError("`backend` must implement ipcausal.backends.Backend")
     if judge_backend is not None and not isinstance(judge_backend, Backend):
         raise TypeError("`judge_backend` must implement ipcausal.backends.Backend or be None")
-    ps, source = _case_pairs(case, pairs, limit, seed)
+    # everything that can be checked is checked before the first request
+    ps, source, name, kw = prepare_case(case, pairs, judge=judge_backend is not None, limit=limit, scorer=scorer,
+                                        rater=rater, unparseable=unparseable, seed=seed)
+    if name == "judge" or (name == "essay" and "rater" not in kw and judge_backend is not None):
+        kw["backend"] = judge_backend
+    if name == "embedding" and embedder is not None:
+        kw["embedder"] = embedder
     if config is None:
         budget = max_tokens_for(case, demo=source == "embedded demo set")
         config = GenerationConfig(max_tokens=budget, temperature=0.0, seed=seed)
@@ -190,16 +197,17 @@ def run_case(
         raise TypeError("`config` must be a GenerationConfig")
     outdir = Path(out) if out is not None else None
     if outdir is not None:
+        if outdir.exists() and not outdir.is_dir():
+            raise ValueError(f"`out` must be a folder, but {str(outdir)!r} is a file")
         outdir.mkdir(parents=True, exist_ok=True)
     cache = str(outdir / "cache.sqlite") if outdir is not None else None
+    earlier = _earlier_run_seconds(outdir)
 
     t0 = time.perf_counter()
     answered = run(ps, backend, cache=cache, config=config, progress=progress)
     summary = summarize(answered)
     t_run = time.perf_counter() - t0
 
-    name, kw = _case_scoring(case, scorer, judge_backend, rater, embedder, demo=pairs is None)
-    kw["unparseable"] = unparseable
     scored = score_pairs(answered, name, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
@@ -223,8 +231,11 @@ def run_case(
         "scorer": scored.scorer,
         "unparseable policy": unparseable,
         "seed": seed,
-        "run seconds": round(t_run, 1),
+        "run seconds": round(t_run, 1) if earlier is None or summary.from_cache < summary.completed else earlier,
     }
+    if earlier is not None and summary.completed and summary.from_cache == summary.completed:
+        # a rerun answered from the cache keeps the first run's time and shows its own apart
+        settings["rerun seconds (from cache)"] = round(t_run, 1)
     if case == "education" and pairs is None:
         settings["styles"] = ("sae = the prompt as written; aae = rule-based AAE features (an approximation, not "
                               "validated by native speakers); esl = 3 rule-based learner errors")
@@ -287,6 +298,74 @@ def run_case_sequential(case: str, backend: Any, *, pairs: PairSet | str | os.Pa
         files["report.json"] = str(res.report.write(outdir / "report.json", title=title, counts=counts,
                                                     settings=settings))
     return CaseResult(case, title, scored, res.report, counts, settings, files, res.summary.complete)
+
+
+def _earlier_run_seconds(outdir: Path | None) -> float | None:
+    """The model time of the run that filled ``outdir``'s cache (from its meta.json), if any."""
+    if outdir is None or not (outdir / "meta.json").is_file():
+        return None
+    try:
+        v = json.loads((outdir / "meta.json").read_text()).get("settings", {}).get("run seconds")
+    except (OSError, ValueError):
+        return None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def prepare_case(
+    case: str,
+    pairs: PairSet | str | os.PathLike[str] | None = None,
+    *,
+    judge: bool = False,
+    limit: int | None = None,
+    scorer: str | None = None,
+    rater: Any = None,
+    unparseable: str = "exclude",
+    seed: int = 0,
+) -> tuple[PairSet, str, str, dict[str, Any]]:
+    """Check a case's inputs before any model is loaded or asked: ``(pairs, source, scorer, options)``.
+
+    Reads (or builds) the pairs, applies ``limit``, picks the scorer and checks with
+    :func:`ipcausal.scoring.check_scorer` that the pairs have the columns it needs and that a
+    judge is given when it needs one (``judge``: whether a judge backend will be passed).
+    ``ipcausal case`` calls it before it loads the model; :func:`run_case` before the first request.
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> ps = ipcausal.PairSet.from_records([{"pair_id": 1, "background_i": "true_belief",
+    ...     "background_j": "false_belief", "x_i": "q?", "x_j": "q?"}])
+    >>> prepare_case("echo", ps)
+    Traceback (most recent call last):
+    ...
+    ValueError: scorer 'mcq' needs the column `options` in `pairs`
+    """
+    from ipcausal.scoring import OfflineEssayRater, check_scorer
+    from ipcausal.scoring._common import UNPARSEABLE_POLICIES
+
+    case = _check_case(case)
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
+    if unparseable not in UNPARSEABLE_POLICIES:
+        raise ValueError(f"`unparseable` must be one of {', '.join(map(repr, UNPARSEABLE_POLICIES))}, "
+                         f"got {unparseable!r}")
+    if not isinstance(judge, bool):
+        raise TypeError(f"`judge` must be True or False, got {judge!r}")
+    ps, source = _case_pairs(case, pairs, limit, seed)
+    if len(ps) == 0:
+        raise ValueError("`pairs` holds no pairs: there is nothing to run")
+    name = scorer or ("judge" if case == "culture" and judge else _SCORER[case])
+    kw: dict[str, Any] = {"unparseable": unparseable}
+    if name == "essay":
+        if rater is not None:
+            kw["rater"] = rater
+        elif not judge and source == "embedded demo set":
+            kw["rater"] = OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)
+    check_scorer(name, ps.columns, backend=True if judge else None, **{k: v for k, v in kw.items() if k == "rater"})
+    if name == "judge" and not judge:
+        raise ValueError("scorer 'judge' needs `judge_backend` (the LLM judge)")
+    return ps, source, name, kw
 
 
 def run_demo(

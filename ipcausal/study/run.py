@@ -28,7 +28,11 @@ from ipcausal.backends.base import (
 )
 from ipcausal.pairs import PairSet
 
-__all__ = ["run", "summarize", "RunSummary", "Failure", "RESULT_COLUMNS"]
+__all__ = ["run", "summarize", "RunSummary", "Failure", "RESULT_COLUMNS", "RunInterrupted"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run`; the message says how many responses the cache keeps and how to resume."""
 
 SIDES = ("i", "j")
 #: Columns :func:`run` writes (per side ``_i`` / ``_j`` where marked ``*``).
@@ -98,8 +102,8 @@ class RunSummary:
         d["reasons"] = self.reasons
         return d
 
-    def format(self, max_reasons: int = 5) -> str:
-        """The closing summary as text lines."""
+    def format(self, max_reasons: int = 5, *, currency: str | None = None) -> str:
+        """The closing summary as text lines (``currency`` names the prices' currency in the cost line)."""
         lines = [
             f"requested {self.requested}, completed {self.completed}, from cache {self.from_cache}, "
             f"failed {self.failed}",
@@ -107,7 +111,8 @@ class RunSummary:
             f"(new in this run: {self.new_prompt_tokens} + {self.new_completion_tokens})",
         ]
         if self.cost is not None:
-            lines.append(f"cost of the new tokens: {self.cost:.4f}")
+            unit = f" {currency}" if currency else " (in the prices' currency)"
+            lines.append(f"cost of the new tokens: {self.cost:.4f}{unit}")
         for reason, count in list(self.reasons.items())[:max_reasons]:
             lines.append(f"  failed x{count}: {reason}")
         if len(self.reasons) > max_reasons:
@@ -330,6 +335,12 @@ def run(
             got = generate_outcomes(wrapped, chunk, on_result=arrived, concurrency=concurrency)
             for i, out in enumerate(got):
                 outcomes[start + i] = out
+    except KeyboardInterrupt:
+        kept = sum(isinstance(o, Response) for o in outcomes)
+        where = (f"{kept} of {len(unique)} responses are kept in the cache; run the same command again to resume"
+                 if cache is not None else f"{kept} of {len(unique)} responses were obtained but, with no cache, "
+                 "are not kept")
+        raise RunInterrupted(f"interrupted: {where}") from None
     finally:
         if bar is not None and progress is True:
             bar.close()

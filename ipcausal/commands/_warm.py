@@ -1,0 +1,60 @@
+"""Compile every numba kernel family once, so that the first ``ipcausal test`` after install is fast.
+
+``make install`` runs ``python -m ipcausal.commands._warm``: one tiny call of each route (the exact
+enumeration, the exact lattice DP, the Monte Carlo kernels single- and multi-threaded, the
+saddlepoint, the sign tests, every multiple-testing correction in one and many families, and one
+:func:`ipcausal.test` of each outcome).  numba writes the compiled code to its on-disk cache
+(``cache=True``), which later processes load instead of compiling.  Prints the seconds it took.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+
+def warm() -> float:
+    """Run the tiny calls; returns the seconds taken."""
+    import numpy as np
+
+    import ipcausal
+    from ipcausal import adjust_pvalues, permutation_test, sign_test, sign_tests
+    from ipcausal.stats.multitest import CORRECTIONS
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    small = rng.normal(0.2, 1.0, 12)
+    lattice = rng.integers(-2, 3, 300).astype(float)
+    cont = rng.normal(0.1, 1.0, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        permutation_test(small, method="exact")
+        permutation_test(lattice, method="exact")
+        for n in (40, 5000):  # single-threaded and parallel Monte Carlo
+            permutation_test(rng.normal(0.1, 1.0, n), method="monte-carlo", n_resamples=20_000, rng=1)
+        permutation_test(lattice[:200], method="monte-carlo", n_resamples=20_000, rng=1)
+        permutation_test(cont, method="saddlepoint")
+        sign_test(rng.uniform(0, 1, 30), m0=0.8, alternative="less")
+        sign_tests([5, 0, 3], [1, 4, 3])
+        p = rng.uniform(0, 1, (3, 40))
+        for c in CORRECTIONS:
+            adjust_pvalues(p[0], c)
+            adjust_pvalues(p, c, axis=-1)
+        recs = [{"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "q", "x_j": "q",
+                 "score_i": float(k % 4), "score_j": float((k * 7) % 5), "similarity": (k % 10) / 10}
+                for k in range(60)]
+        ps = ipcausal.PairSet.from_records(recs)
+        ipcausal.test(ps.drop_columns("similarity"))
+        ipcausal.test(ps.drop_columns("score_i", "score_j"))
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    seconds = warm()
+    print(f"ipcausal: compiled the statistics kernels in {seconds:.1f} s (cached for later runs)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
