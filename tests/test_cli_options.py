@@ -77,6 +77,19 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
     "failures": [
         (["failures", MISSING, "--limit", "-1"], "--limit"),
     ],
+    "audit": [
+        (["audit", MISSING, "--scorer", "mcq", "-o", "d", "--alpha", "2"], "--alpha"),
+        (["audit", MISSING, "--scorer", "mcq", "-o", "d", "--batch-size", "0"], "--batch-size"),
+        (["audit", MISSING, "--scorer", "mcq", "-o", "d", "--seed", "-1"], "--seed"),
+    ],
+    "export": [
+        (["export", "validation", MISSING, "-o", "s.csv", "--seed", "-1"], "--seed"),
+        (["export", "lm-eval", MISSING, "-o", "d", "--max-gen-toks", "0"], "--max-gen-toks"),
+    ],
+    "import_": [
+        (["import", "lm-eval", MISSING, "-o", "p.jsonl", "--metric", "acc", "--pair-field", "a",
+          "--side-field", "b", "--text", "nope"], "--text"),
+    ],
 }
 
 
@@ -91,7 +104,7 @@ def test_bad_values_are_rejected_by_name(command, capsys, tmp_path, monkeypatch)
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1, err
-        assert err.startswith(f"ipcausal {command}") and ": error: argument " + option in err, (argv, err)
+        assert err.startswith(f"ipcausal {command.rstrip('_')}") and ": error: argument " + option in err, (argv, err)
     assert list(tmp_path.iterdir()) == []  # nothing written, nothing created
 
 

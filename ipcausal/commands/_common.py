@@ -2,7 +2,7 @@
 
 One vocabulary: ``-o/--out`` for every file a command writes, ``--seed`` with one default
 (:data:`SEED`), ``--backend/--model/--base-url`` for a model (``--judge-backend`` … for a judge),
-and the test options with the defaults of :data:`ipcausal.study.test.DEFAULTS`.  Choices are
+and the test options with the defaults of :data:`ipcausal.study.defaults.DEFAULTS`.  Choices are
 imported from the modules that own them.  This module imports nothing heavy at import time
 (``ipcausal --help`` stays fast).
 """

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ipcausal.commands._common import add_out, add_seed, positive_int
+
 __all__ = ["register"]
 
 HELP = "write pairs for people or other harnesses (validation sheet, inspect_ai dataset, lm-eval task)"
@@ -23,17 +25,16 @@ def register(subparsers: Any) -> None:
                        "(A/B/both/neither). The side order goes to a key file (default SHEET.key.json) that "
                        "`ipcausal import validation` reads; do not give it to the raters.")
     v.add_argument("pairs", metavar="PAIRS", help="pairs (.jsonl, .csv or .parquet)")
-    v.add_argument("-o", "--out", required=True, metavar="FILE", help="the rating sheet (.csv)")
+    add_out(v, "the rating sheet (.csv)")
     v.add_argument("--key", metavar="FILE", help="where to write the key (default: SHEET.key.json)")
-    v.add_argument("--seed", type=int, default=None, metavar="S", help="seed of the side order (default: random, "
-                   "recorded in the key)")
+    add_seed(v, "seed of the side order (recorded in the key)")
     v.set_defaults(func=_validation)
 
     i = sub.add_parser("inspect", help="an inspect_ai dataset: one sample per side of each pair",
                        description="Write JSON Lines for inspect_ai's json_dataset: id PAIR:i / PAIR:j, input, "
                        "target (with --target or a `target` column) and metadata (pair_id, side, background, pair).")
     i.add_argument("pairs", metavar="PAIRS", help="pairs (.jsonl, .csv or .parquet)")
-    i.add_argument("-o", "--out", required=True, metavar="FILE", help="the dataset (.jsonl)")
+    add_out(i, "the dataset (.jsonl)")
     i.add_argument("--target", metavar="COLUMN", help="column that becomes each sample's target (default: `target`)")
     i.set_defaults(func=_inspect)
 
@@ -41,10 +42,10 @@ def register(subparsers: Any) -> None:
                         description="Write DIR/TASK.jsonl (one row per side) and DIR/TASK.yaml (generate_until, "
                         "dataset_path: json) for `lm_eval --include_path DIR --tasks TASK --log_samples`.")
     lm.add_argument("pairs", metavar="PAIRS", help="pairs (.jsonl, .csv or .parquet)")
-    lm.add_argument("-o", "--out", required=True, metavar="DIR", help="the task folder")
+    add_out(lm, "the task folder")
     lm.add_argument("--task", default="ipcausal_pairs", metavar="NAME", help="task name (default ipcausal_pairs)")
     lm.add_argument("--target", metavar="COLUMN", help="column that becomes the target (default: `target`)")
-    lm.add_argument("--max-gen-toks", type=int, default=64, metavar="N", help="tokens per answer (default 64)")
+    lm.add_argument("--max-gen-toks", type=positive_int, default=64, metavar="N", help="tokens per answer (default 64)")
     lm.set_defaults(func=_lm_eval)
 
 

@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("reproduce", help=HELP, description=HELP)
     p.add_argument("--released", required=True, metavar="DIR",
                    help="folder with the jiarui-liu/IP layout (case_1/, case_2/, case_3/)")
-    from ipcausal.study.cases import CASES
+    from ipcausal.study.defaults import CASES
 
     p.add_argument("--cases", default=CASES, type=comma_list(CASES), metavar="LIST",
                    help="comma-separated subset of culture,education,echo (default: all)")
