@@ -314,3 +314,22 @@ def test_distribution_test_validation() -> None:
         ipcausal.distribution_test(PairSet.from_records(rows), similarity="cosine")
     with pytest.raises(ValueError, match="needs `backend`"):
         ipcausal.distribution_test(PairSet.from_records(rows), similarity="judge")
+
+
+def test_case_culture_with_samples_runs_the_distribution_test(tmp_path) -> None:
+    from ipcausal.study.cases import run_case
+    from ipcausal.testing import SimulatedModel
+
+    class Words:  # a small similarity kernel instead of the embedding model: 1 if the same words
+        name = "same words"
+
+        def __call__(self, a, b):
+            return np.array([float(set(x.lower().split()) == set(y.lower().split())) for x, y in zip(a, b)])
+
+    sim = SimulatedModel(backgrounds=("us", "uk"), seed=2)
+    res = run_case("culture", sim, limit=6, samples=3, progress=False, embedder=Words(), out=tmp_path)
+    assert res.report.outcome == "distribution" and res.settings["generation"]["n"] == 3
+    answered = ipcausal.PairSet.read(tmp_path / "responses.jsonl")
+    assert all(len(s) == 3 for s in answered["samples_i"])
+    with pytest.raises(ValueError, match="`samples` > 1 .* culture"):
+        run_case("echo", sim, samples=3, progress=False)

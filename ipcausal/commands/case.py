@@ -39,6 +39,9 @@ def register(sub: Any) -> None:
                    help="generation limit (default: demo sets 40/112/8, --source 256/640/16 for culture/education/echo)")
     add_seed(p)
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
+    p.add_argument("--samples", type=positive_int, default=1, metavar="R",
+                   help="culture: R >= 2 sampled answers per prompt, tested with the distribution test "
+                        "(no m0 threshold)")
     add_out(p, "output folder")
     add_progress(p)
     add_open(p)
@@ -80,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
         res = run_case_sequential(args.case, backend, alpha=args.alpha, margin=args.margin,
                                   max_pairs=args.max_pairs, **common)
     else:
-        res = run_case(args.case, backend, **common)
+        res = run_case(args.case, backend, samples=args.samples, **common)
     from ipcausal.commands.demo import print_case
     from ipcausal.report import DEMO_NEXT, DEMO_NOTE, write_case_reports
 

@@ -139,6 +139,7 @@ def run_case(
     seed: int = 0,
     progress: bool = True,
     embedder: Any = None,
+    samples: int = 1,
 ) -> CaseResult:
     """Build (or read) the pairs of ``case``, run them on ``backend``, score, test and report.
 
@@ -168,6 +169,10 @@ def run_case(
         Seed for pair generation and the tests' randomness.
     progress : bool
         Progress bars on stderr.
+    samples : int
+        Culture only: with r ≥ 2, ask for r sampled answers per prompt (temperature 0.7 unless
+        ``config`` sets one) and test with :func:`ipcausal.distribution_test` — does the background
+        change the distribution of the answer? — instead of the m0 = 0.8 sign test.
 
     Returns
     -------
@@ -195,6 +200,16 @@ def run_case(
         config = GenerationConfig(max_tokens=budget, temperature=0.0, seed=seed)
     if not isinstance(config, GenerationConfig):
         raise TypeError("`config` must be a GenerationConfig")
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"`samples` must be a positive integer, got {samples!r}")
+    if samples > 1:
+        if case != "culture":
+            raise ValueError("`samples` > 1 (the distribution test of free text) is for the culture case")
+        if name not in ("embedding", "judge"):
+            raise ValueError(f"`samples` > 1 needs a free-text similarity (embedding or judge), not {name!r}")
+        from dataclasses import replace as _replace
+
+        config = _replace(config, n=samples, temperature=config.temperature or 0.7)
     outdir = Path(out) if out is not None else None
     if outdir is not None:
         if outdir.exists() and not outdir.is_dir():
@@ -211,8 +226,20 @@ def run_case(
     scored = score_pairs(answered, name, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
-        cluster = next((c for c in ("question_id", "prompt_id") if c in scored.pairs), None)
-        report = test(scored.pairs, rng=seed, cluster=cluster)
+        if samples >= 2 and case == "culture":
+            # r sampled answers per side: the free-text test of Definition 1, no m0 threshold
+            from ipcausal.study.distribution import distribution_test
+
+            similarity: Any = name
+            if name == "embedding":
+                from ipcausal.scoring import EmbeddingSimilarity
+
+                emb = kw.get("embedder") or EmbeddingSimilarity()  # a batch scorer: one pair at a time here
+                similarity = lambda a, b: float(emb([a], [b])[0])  # noqa: E731
+            report = distribution_test(scored.pairs, similarity=similarity, rng=seed, backend=kw.get("backend"))
+        else:
+            cluster = next((c for c in ("question_id", "prompt_id") if c in scored.pairs), None)
+            report = test(scored.pairs, rng=seed, cluster=cluster)
     counts = {
         "pairs": len(ps),
         "requested": summary.requested,
