@@ -333,3 +333,16 @@ def test_case_culture_with_samples_runs_the_distribution_test(tmp_path) -> None:
     assert all(len(s) == 3 for s in answered["samples_i"])
     with pytest.raises(ValueError, match="`samples` > 1 .* culture"):
         run_case("echo", sim, samples=3, progress=False)
+
+
+def test_cli_margin(tmp_path, capsys) -> None:
+    from ipcausal.cli import main
+
+    rng = np.random.default_rng(1)
+    rows = [{"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "", "x_j": "", "score_i": 0.0,
+             "score_j": float(rng.normal(0, 0.3))} for k in range(300)]
+    path = PairSet.from_records(rows).write(tmp_path / "p.jsonl")
+    assert main(["test", str(path), "--margin", "0.2", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "|Δ| < 0.2?" in out and "equivalent" in out and "no IP shown (every |mean Δ| < 0.2 by TOST at α): YES" in out
+    assert main(["test", str(path), "--margin", "0"]) == 2

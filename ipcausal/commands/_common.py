@@ -234,6 +234,8 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
                    help="flip whole clusters: the column naming each pair's cluster (e.g. question_id)")
     g.add_argument("--order", metavar="A,B,...", type=_names,
                    help="backgrounds in order: every group tests Δ = score(later) − score(earlier)")
+    g.add_argument("--margin", type=positive_float, default=None, metavar="EPS",
+                   help="equivalence margin on mean Δ: label each pair reject / equivalent / inconclusive")
     g.add_argument("--alternative", choices=ALTERNATIVES, default=None,
                    help="H1's direction (default two-sided for scores, less for similarity)")
     g.add_argument("--paper-compat", action="store_true",
@@ -244,4 +246,4 @@ def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
     return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=args.method,
                 n_resamples=args.resamples, rng=args.seed, paper_compat=args.paper_compat, cluster=args.cluster,
-                order=args.order, alternative=args.alternative)
+                order=args.order, alternative=args.alternative, margin=args.margin)
