@@ -346,3 +346,10 @@ def test_cli_margin(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "|Δ| < 0.2?" in out and "equivalent" in out and "no IP shown (every |mean Δ| < 0.2 by TOST at α): YES" in out
     assert main(["test", str(path), "--margin", "0"]) == 2
+
+
+def test_case_passes_the_cluster_only_when_a_group_has_several_pairs_of_one() -> None:
+    from ipcausal.study.cases import _cluster_column
+
+    assert _cluster_column(farm_like(n_q=5)) == "question_id"  # two pairs per question in the group
+    assert _cluster_column(three_backgrounds(n=5)) is None  # a prompt appears once per background pair

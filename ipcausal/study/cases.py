@@ -86,6 +86,20 @@ class CaseResult:
     complete: bool = True
 
 
+def _cluster_column(ps: PairSet) -> str | None:
+    """The natural cluster id the builders write (``question_id``, ``prompt_id``), when a background pair
+    really has several pairs of one cluster (otherwise every cluster is a single pair: no cluster)."""
+    df = ps.to_frame()
+    for col in ("question_id", "prompt_id"):
+        if col in df.columns:
+            key = df["background_i"].astype(str) + "|" + df["background_j"].astype(str)
+            if "model" in df.columns:
+                key = key + "|" + df["model"].astype(str)
+            if df.assign(_k=key).duplicated(["_k", col]).any():
+                return col
+    return None
+
+
 def _case_pairs(case: str, pairs: Any, limit: int | None, seed: int) -> tuple[PairSet, str]:
     """The pairs of ``case``: the given ones (a PairSet or file) or the embedded demo set."""
     if isinstance(pairs, (str, os.PathLike)):
@@ -238,8 +252,7 @@ def run_case(
                 similarity = lambda a, b: float(emb([a], [b])[0])  # noqa: E731
             report = distribution_test(scored.pairs, similarity=similarity, rng=seed, backend=kw.get("backend"))
         else:
-            cluster = next((c for c in ("question_id", "prompt_id") if c in scored.pairs), None)
-            report = test(scored.pairs, rng=seed, cluster=cluster)
+            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs))
     counts = {
         "pairs": len(ps),
         "requested": summary.requested,
@@ -305,7 +318,7 @@ def run_case_sequential(case: str, backend: Any, *, pairs: PairSet | str | os.Pa
     outdir = Path(out) if out is not None else None
     if outdir is not None:
         outdir.mkdir(parents=True, exist_ok=True)
-    cluster = next((c for c in ("question_id", "prompt_id") if c in ps), None)
+    cluster = _cluster_column(ps)
     t0 = time.perf_counter()
     res = run_audit(ps, backend=backend, scorer=name, rng=seed, cache=outdir / "cache.sqlite" if outdir else None,
                     config=config, cluster=cluster, unparseable=unparseable, judge_backend=kw.get("backend"),
