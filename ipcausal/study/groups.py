@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats.permutation import permutation_test
@@ -137,7 +138,8 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
             tested = delta
     else:
         delta = tested = df["similarity"].to_numpy(np.float64)
-    clusters = df[cluster].astype(str).to_numpy(object) if cluster is not None else None
+    # cluster ids as integer codes, once for all groups (factorize: no string sort per group)
+    clusters = pd.factorize(df[cluster].astype(str))[0] if cluster is not None else None
     rank = {b: i for i, b in enumerate(order)} if order is not None else None
     out = []
     shared: list[str] = []
@@ -166,8 +168,7 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
                         shared.append(f"{a} vs {b} ({model}): `{col}`")
                         break
         else:
-            ids = clusters[idx]
-            uniq, inverse, sizes = np.unique(ids, return_inverse=True, return_counts=True)
+            uniq, inverse, sizes = np.unique(clusters[idx], return_inverse=True, return_counts=True)
             if outcome == "interval":
                 values = np.bincount(inverse, weights=values, minlength=uniq.size)
             else:  # the sign test on cluster-mean similarities
