@@ -18,8 +18,7 @@ builder                source                                      CLI
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ipcausal._lazy import lazy_names
 
 # public name -> module that defines it; imported on first use, so that importing one builder (or
 # the CLI's choices) does not load them all
@@ -57,14 +56,4 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ipcausal.builders' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names('ipcausal.builders', _LAZY)

@@ -13,8 +13,9 @@ Names are imported lazily: ``import ipcausal.interop`` loads neither inspect_ai 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ipcausal._lazy import lazy_names
 
 _LAZY: dict[str, str] = {
     "export_inspect": "ipcausal.interop.inspect",
@@ -40,14 +41,4 @@ if TYPE_CHECKING:  # pragma: no cover
                                              export_validation, import_validation)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ipcausal.interop' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names('ipcausal.interop', _LAZY)

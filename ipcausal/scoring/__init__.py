@@ -18,8 +18,7 @@ responses (the run failed) and judge backend failures are always dropped and cou
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ipcausal._lazy import lazy_names
 
 # public name -> module; imported on first use (the CLI reads the registry at ``--help`` time
 # without loading pandas)
@@ -54,14 +53,4 @@ _LAZY: dict[str, str] = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ipcausal.scoring' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names('ipcausal.scoring', _LAZY)

@@ -24,8 +24,9 @@ True
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ipcausal._lazy import lazy_names
 
 # ``strategies`` is left out of __all__: it needs hypothesis, and ``import *`` must not
 __all__ = ["SimulatedModel", "DEFAULT_BACKGROUNDS", "assert_ip", "assert_no_ip", "AMERICAN", "BRITISH"]
@@ -46,16 +47,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from ipcausal.testing.simulator import DEFAULT_BACKGROUNDS, SimulatedModel
 
 
-def __getattr__(name: str) -> Any:
-    if name == "strategies":
-        return importlib.import_module("ipcausal.testing.strategies")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ipcausal.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | {"strategies"})
+__getattr__, __dir__ = lazy_names("ipcausal.testing", {**_LAZY, "strategies": "module"})
