@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
-from ipcausal.stats._validate import as_generator, choice, positive_int, seed_from
+from ipcausal.stats._validate import as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import MMDTestResult
 
 __all__ = ["mmd_permutation_test", "similarity_matrices", "METHODS"]
@@ -50,17 +50,7 @@ NULL_HYPOTHESIS = ("H0: within each pair the 2r responses are exchangeable acros
 
 
 def _as_similarities(similarity: Any) -> np.ndarray:
-    if isinstance(similarity, (str, bytes)):
-        raise TypeError("`similarity` must be an array of shape (n_pairs, 2r, 2r), got a string")
-    try:
-        arr = np.asarray(similarity)
-    except Exception as exc:
-        raise ValueError(f"`similarity` must be an array of shape (n_pairs, 2r, 2r) ({exc})") from None
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("`similarity` must hold numbers only") from None
+    arr = as_array(similarity, "similarity", "an array of shape (n_pairs, 2r, 2r)")
     if arr.dtype.kind not in "iufb":
         raise TypeError(f"`similarity` must hold numbers, got dtype {arr.dtype}")
     if arr.ndim == 2:

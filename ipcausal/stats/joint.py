@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
-from ipcausal.stats._validate import ALTERNATIVES, as_generator, choice, positive_int, seed_from
+from ipcausal.stats._validate import ALTERNATIVES, as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import WestfallYoungResult
 
 __all__ = ["westfall_young", "METHODS"]
@@ -78,17 +78,7 @@ def _null_text(alternative: str) -> str:
 
 
 def _as_scores(y: Any) -> np.ndarray:
-    if isinstance(y, (str, bytes)):
-        raise TypeError("`y` must be a 2-D array of scores (prompts × backgrounds), got a string")
-    try:
-        arr = np.asarray(y)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"`y` must be a 2-D array of scores ({exc})") from None
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("`y` must hold numbers only") from None
+    arr = as_array(y, "y", "a 2-D array of scores (prompts × backgrounds)")
     if arr.dtype.kind not in "iufb":
         raise TypeError(f"`y` must hold numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:
