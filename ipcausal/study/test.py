@@ -241,7 +241,9 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
     backgrounds: dict[str, dict[str, dict[str, float]]] = {}
     if st.outcome != "interval":
         return pb, backgrounds
-    df = ps.to_frame()
+    need = ("pair_id", "prompt_id", "model", "background_i", "background_j", "score_i", "score_j", "scores_i",
+            "scores_j", st.cluster)
+    df = ps.to_frame()[list(dict.fromkeys(c for c in need if c is not None and c in ps))]  # no text columns
     models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
     for model in sorted(set(models)) if models is not None else [UNKNOWN_MODEL]:
         sub = df if models is None else df[(models == model).to_numpy()]
