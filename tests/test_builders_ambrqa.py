@@ -49,10 +49,17 @@ def test_metadata_for_scorers(ambrqa):
 
 
 def test_pairs_differ_only_in_markers(ambrqa):
+    exact = 0
     for rec in ambrqa.pairs.records()[:200]:
-        back = swap_markers(rec["x_j"], to="us")
-        assert back is not None and back.text == rec["x_i"]
-        assert find_markers(rec["x_j"], "uk")
+        there = swap_markers(rec["x_i"], to="uk")  # the British side is the American one, swapped
+        assert there is not None and there.text == rec["x_j"]
+        back = swap_markers(rec["x_j"], to="us")  # None when every marker came from a one-way pair
+        back_text = rec["x_j"] if back is None else back.text
+        again = swap_markers(back_text, to="uk")
+        assert (back_text if again is None else again.text) == rec["x_j"]  # the British side is reached again
+        exact += back_text == rec["x_i"]  # not when a one-way pair was used (soccer -> football)
+        assert find_markers(rec["x_i"], "us")  # the American side has markers that read as American
+    assert exact >= 100
 
 
 def test_deterministic_for_a_seed(shared_data):

@@ -173,14 +173,17 @@ def _pair_from_prompt(prompt: str, question: str, options: list[str] | None, bac
 
 
 def marker_allowed(x_us: str, x_uk: str, *, include_ambiguous: bool = False) -> list[tuple[str, str]]:
-    """The marker substitutions between the two sides of a US/UK pair (the declared edits for check_pair)."""
+    """The marker substitutions between the two sides of a US/UK pair (the declared edits for check_pair).
+
+    An indefinite article made to agree with a swapped word is part of its edit ("an apartment" → "a flat").
+    """
     from ipcausal.interventions import swap_markers
 
     out: list[tuple[str, str]] = []
     for text, to in ((x_us, "uk"), (x_uk, "us")):
         sw = swap_markers(text, to=to, include_ambiguous=include_ambiguous)
         if sw is not None:
-            out += [(c.old, c.new) for c in sw.changes]
+            out += [(c.old, c.new) for c in sw.edits]
     return out
 
 

@@ -168,7 +168,8 @@ def compose_with_markers(
     variety : {"uk", "us"}
         The variety whose markers the LLM is asked to use.
     n_words : int, default 12
-        How many marker words (drawn with ``rng`` from the unambiguous lexicon) the prompt offers.
+        How many marker words (drawn with ``rng`` from the lexicon words that read clearly in
+        ``variety``, so the swap takes them) the prompt offers.
     min_markers : int, default 1
         Markers the output must contain (found by :func:`find_markers`).
     max_attempts : int, default 3
@@ -206,7 +207,8 @@ def compose_with_markers(
     if not isinstance(min_similarity, (int, float)) or not -1.0 <= float(min_similarity) <= 1.0:
         raise ValueError(f"`min_similarity` must be a number in [-1, 1], got {min_similarity!r}")
     gen = as_generator(rng)
-    lex = marker_lexicon(include_ambiguous=False)
+    lex = marker_lexicon()
+    lex = lex[~lex[f"ambiguous_{variety}"]]  # words that read clearly in this variety: the swap takes them
     everyday = lex[(lex["category"] == "vocabulary") | lex["uk"].isin(_COMMON_SPELLING)]
     pool = sorted(w for w in everyday[variety] if not w.isupper())
     words = [pool[i] for i in gen.choice(len(pool), size=min(n_words, len(pool)), replace=False)]

@@ -3,14 +3,20 @@
 The lexicon (``ipcausal/data/markers.csv``, written for this project) lists pairs of
 British (``uk``) and American (``us``) words: spelling variants (colour/color,
 organise/organize, centre/center, travelled/traveled, ...) and everyday vocabulary
-(lorry/truck, biscuit/cookie, car park/parking lot, ...).  Pairs whose substitution could
-change the meaning (tyre/tire: "tire" is also a verb; flat/apartment: "flat" is also an
-adjective) carry ``ambiguous=True`` and are left out of substitution by default.
+(lorry/truck, biscuit/cookie, car park/parking lot, ...).  Ambiguity is flagged per
+direction, because a word is read in one variety: ``ambiguous`` is ``uk`` when only the
+British word has another everyday sense or more than one American counterpart ("flat" is
+also "level": "apartment" → "flat" is made, "flat" → "apartment" is not), ``us`` for the
+mirror case (tyre → tire, never tire → tyre), ``true`` when neither direction is safe
+(bill/check).  A pair is left out of a swap by default when the word being *read* is
+ambiguous.
 
 :func:`swap_markers` rewrites every marker of one variety into the other: whole words
 only, longest match first, case kept, regular inflections (plural, possessive, -ed, -ing,
--s, -iser, -isation), punctuation-adjacent words.  The mapping of the unambiguous entries
-is one-to-one, so a round trip uk → us → uk restores the text.
+-s, -iser, -isation), punctuation-adjacent words, and an indefinite article before a
+swapped word made to agree with it ("an apartment" → "a flat").  The mapping of the
+entries unambiguous both ways is one-to-one, so a round trip uk → us → uk restores a text
+that uses only those.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from ipcausal.interventions._articles import article_change, indefinite_article
 from ipcausal.scm import InterventionSpec, check_intervention
 
 __all__ = ["MarkerChange", "MarkerSwap", "MARKER_SPEC", "marker_lexicon", "swap_markers", "find_markers", "VARIETIES"]
@@ -35,7 +42,8 @@ MARKER_SPEC = check_intervention(
         name="swap_markers",
         changes="American/British culture-marker words (spelling and vocabulary), one for one",
         preserves_semantics_by="one-to-one substitution of synonymous word pairs from a fixed lexicon; "
-        "ambiguous pairs excluded; every change recorded as (start, end, old, new)",
+        "pairs whose source word is ambiguous excluded; indefinite articles made to agree; "
+        "every change recorded as (start, end, old, new)",
     )
 )
 
@@ -62,13 +70,35 @@ class MarkerSwap:
     to : str
         The target variety (``"uk"`` or ``"us"``).
     changes : tuple of MarkerChange
-        ``(start, end, old, new)`` per substitution; positions refer to ``original``.
+        ``(start, end, old, new)`` per marker substitution; positions refer to ``original``.
+    articles : tuple of MarkerChange
+        Indefinite articles changed to agree with the new word ("an" → "a" before
+        "apartment" → "flat"), in the same form; positions refer to ``original``.
     """
 
     text: str
     original: str
     to: str
     changes: tuple[MarkerChange, ...] = field(default_factory=tuple)
+    articles: tuple[MarkerChange, ...] = field(default_factory=tuple)
+
+    @property
+    def edits(self) -> tuple[MarkerChange, ...]:
+        """The changes with each article edit joined to the word after it.
+
+        ``("an apartment", "a flat")`` instead of ``("apartment", "flat")`` and ``("an", "a")``:
+        the spans a checker should treat as the declared edit.
+        """
+        out: list[MarkerChange] = []
+        arts = list(self.articles)
+        for c in self.changes:
+            if arts and arts[0].end <= c.start and not self.original[arts[0].end:c.start].strip():
+                a = arts.pop(0)
+                gap = self.original[a.end:c.start]
+                out.append(MarkerChange(a.start, c.end, self.original[a.start:c.end], a.new + gap + c.new))
+            else:
+                out.append(c)
+        return tuple(out)
 
     @property
     def source(self) -> str:
@@ -77,19 +107,20 @@ class MarkerSwap:
 
     def to_dict(self) -> dict[str, object]:
         return {"text": self.text, "original": self.original, "to": self.to,
-                "changes": [list(c) for c in self.changes]}
+                "changes": [list(c) for c in self.changes], "articles": [list(c) for c in self.articles]}
 
 
 # --------------------------------------------------------------------------- lexicon
-def _bool(v: object) -> bool:
-    if isinstance(v, bool):
-        return v
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no", ""):
-        return False
-    raise ValueError(f"`ambiguous` must be true/false, got {v!r}")
+_AMBIGUITY = {"true": (True, True), "false": (False, False), "": (False, False), "uk": (True, False),
+              "us": (False, True)}
+
+
+def _ambiguity(v: object) -> tuple[bool, bool]:
+    """``(British word ambiguous, American word ambiguous)`` from the CSV's ``ambiguous`` cell."""
+    key = str(v).strip().lower()
+    if key not in _AMBIGUITY:
+        raise ValueError(f"markers.csv: `ambiguous` must be true, false, uk or us, got {v!r}")
+    return _AMBIGUITY[key]
 
 
 @functools.lru_cache(maxsize=1)
@@ -102,10 +133,13 @@ def _lexicon_frame() -> pd.DataFrame:
         raise ValueError(f"markers.csv lacks column(s) {missing}")
     if "pos" not in df.columns:
         df["pos"] = "x"
-    df["ambiguous"] = df["ambiguous"].map(_bool)
+    flags = [_ambiguity(v) for v in df["ambiguous"]]
+    df["ambiguous_uk"] = [f[0] for f in flags]
+    df["ambiguous_us"] = [f[1] for f in flags]
+    df["ambiguous"] = df["ambiguous_uk"] | df["ambiguous_us"]
     for c in ("uk", "us", "category", "pos"):
         df[c] = df[c].str.strip()
-    return df[["uk", "us", "category", "ambiguous", "pos"]]
+    return df[["uk", "us", "category", "ambiguous", "ambiguous_uk", "ambiguous_us", "pos"]]
 
 
 def marker_lexicon(include_ambiguous: bool = True) -> pd.DataFrame:
@@ -114,14 +148,18 @@ def marker_lexicon(include_ambiguous: bool = True) -> pd.DataFrame:
     Parameters
     ----------
     include_ambiguous : bool, default True
-        Keep the pairs flagged ``ambiguous`` (excluded from substitution by default).
+        Keep the pairs with an ambiguous word on either side; ``False`` leaves only the
+        pairs that :func:`swap_markers` makes in both directions.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``uk``, ``us``, ``category`` (``spelling`` or ``vocabulary``),
-        ``ambiguous`` (bool) and ``pos`` (``n`` noun, ``v`` verb, ``nv`` both, ``x`` not
-        inflected; says which regular inflections :func:`swap_markers` generates).
+        ``ambiguous_uk`` (the British word is not swapped when read: it has another
+        everyday sense or more than one American counterpart), ``ambiguous_us`` (the same
+        for the American word), ``ambiguous`` (either of the two) and ``pos`` (``n`` noun,
+        ``v`` verb, ``nv`` both, ``x`` not inflected; says which regular inflections
+        :func:`swap_markers` generates).
 
     Examples
     --------
@@ -131,6 +169,8 @@ def marker_lexicon(include_ambiguous: bool = True) -> pd.DataFrame:
     True
     >>> lex.loc[lex.uk == "colour", "us"].item()
     'color'
+    >>> lex.loc[lex.uk == "flat", ["ambiguous_uk", "ambiguous_us"]].values.tolist()
+    [[True, False]]
     """
     if not isinstance(include_ambiguous, bool):
         raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
@@ -223,7 +263,7 @@ class _Table(NamedTuple):
 def _table(to: str, include_ambiguous: bool) -> _Table:
     src, dst = ("us", "uk") if to == "uk" else ("uk", "us")
     lex = _lexicon_frame()
-    active = lex if include_ambiguous else lex[~lex["ambiguous"]]
+    active = lex if include_ambiguous else lex[~lex[f"ambiguous_{src}"]]  # the word read must be clear
     base: list[tuple[str, str]] = []
     generated: list[tuple[str, str]] = []
     for row in active.itertuples(index=False):
@@ -246,16 +286,17 @@ def _table(to: str, include_ambiguous: bool) -> _Table:
         mapping.setdefault(k, d)
         canonical.setdefault(k, s)
     base_keys = set(mapping)
+    src_words = {str(v).lower() for v in lex[src]}  # a lexicon word is never read as another's inflection
     for s, d in generated:
         k = s.lower()
-        if k in base_keys or k in all_dst:
+        if k in base_keys or k in src_words or k in all_dst:
             continue
         if k in mapping and mapping[k].lower() != d.lower():
             conflict.add(k)
             continue
         mapping.setdefault(k, d)
         canonical.setdefault(k, s)
-    for k in conflict:  # only possible with ambiguous entries included
+    for k in conflict:  # only with ambiguous entries included (tested: none by default)
         mapping.pop(k, None)
     protect = set(all_dst)
     protect.update(str(v).lower() for v in lex[src])  # ambiguous source phrases stay whole
@@ -303,7 +344,9 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     -------
     MarkerSwap or None
         The rewritten text with its changes, or ``None`` when no marker occurs (the
-        generator does not apply).
+        generator does not apply).  An indefinite article right before a swapped word
+        is made to agree with the new word ("an apartment" → "a flat", "a cashpoint" →
+        "an ATM") when it agreed with the old one; those edits are in ``.articles``.
 
     Examples
     --------
@@ -315,6 +358,8 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     MarkerChange(start=5, end=10, old='COLOR', new='COLOUR')
     >>> swap_markers("Colorado is entirely landlocked.", to="uk") is None
     True
+    >>> swap_markers("An apartment with an elevator", to="uk").text
+    'A flat with a lift'
     """
     if not isinstance(text, str):
         raise TypeError(f"`text` must be a str, got {type(text).__name__}")
@@ -323,6 +368,7 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
         raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
     table = _table(to, include_ambiguous)
     changes: list[MarkerChange] = []
+    articles: list[MarkerChange] = []
     parts: list[str] = []
     last = 0
     for m in table.pattern.finditer(text):
@@ -333,6 +379,12 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
         new = _transfer_case(m.group(0), table.canonical[key], target)
         if new == m.group(0):
             continue
+        edit = article_change(text, m.start(), last, table.canonical[key], target, m.group(0))
+        if edit is not None:
+            art = MarkerChange(*edit)
+            parts += [text[last:art.start], art.new]
+            last = art.end
+            articles.append(art)
         parts.append(text[last:m.start()])
         parts.append(new)
         last = m.end()
@@ -340,7 +392,7 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     if not changes:
         return None
     parts.append(text[last:])
-    return MarkerSwap(text="".join(parts), original=text, to=to, changes=tuple(changes))
+    return MarkerSwap(text="".join(parts), original=text, to=to, changes=tuple(changes), articles=tuple(articles))
 
 
 def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) -> list[str]:
