@@ -68,9 +68,10 @@ def test_cli_choices_are_the_library_names() -> None:
     from ipcausal.cli import build_parser
     from ipcausal.stats.multitest import CORRECTIONS
     from ipcausal.stats.permutation import METHODS
+    from ipcausal.study.joint import JOINT_CORRECTIONS
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices["test"]
     opts = {a.dest: a.choices for a in sub._actions}
-    assert tuple(opts["correction"]) == CORRECTIONS
+    assert tuple(opts["correction"]) == CORRECTIONS + JOINT_CORRECTIONS
     assert tuple(opts["method"]) == METHODS
     assert tuple(opts["outcome"]) == OUTCOMES

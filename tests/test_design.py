@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -234,6 +235,47 @@ def test_westfall_young_in_the_report_and_against_the_engine() -> None:
     assert all(w <= b + 1e-12 for w, b in zip([g.pvalue_adjusted for g in rep.groups], bonf))
     assert "joint test, no background matters" in str(rep)
     assert ipcausal.Report.from_dict(rep.to_dict()).to_dict() == rep.to_dict()
+
+
+def one_far_background(n: int = 50, seed: int = 0) -> PairSet:
+    """AAE far from both others (−2 SD), ESL a little below SAE (−0.45 SD): where the step-down is weak."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(n):
+        base = rng.normal(0, 1)
+        s = {"sae": base + rng.normal(0, 1), "aae": base + rng.normal(0, 1) - 2.0,
+             "esl": base + rng.normal(0, 1) - 0.45}
+        for a, b in (("sae", "aae"), ("sae", "esl"), ("aae", "esl")):
+            rows.append({"pair_id": f"{p}{a}{b}", "background_i": a, "background_j": b, "x_i": "", "x_j": "",
+                         "score_i": s[a], "score_j": s[b], "prompt_id": f"p{p}"})
+    return PairSet.from_records(rows)
+
+
+def test_westfall_young_closed_recovers_what_the_step_down_loses(tmp_path, capsys) -> None:
+    """With one background far from the others, the step-down's last step relabels all three
+    backgrounds and loses SAE–ESL; the closed form tests {SAE, ESL} by its own relabelings."""
+    ps = one_far_background()
+    L = 20_000
+    get = {c: {(g.background_a, g.background_b): g for g in ipcausal.test(ps, correction=c, n_resamples=L,
+                                                                           rng=1).groups}
+           for c in ("holm", "westfall-young", "westfall-young-closed")}
+    key = ("sae", "esl")
+    closed, step, holm = (get[c][key].pvalue_adjusted for c in ("westfall-young-closed", "westfall-young", "holm"))
+    assert closed <= 0.05 < step and get["westfall-young-closed"][key].reject
+    se = math.sqrt(holm * (1 - holm) / L)
+    assert closed <= holm + 4 * math.sqrt(2) * se  # no less powerful than Holm of the same raw p (MC error)
+    # the engine with procedure="closed" on the same prompt table, within MC error
+    order = ["aae", "esl", "sae"]
+    y = np.array([[r[b] for b in order] for r in _prompt_rows(ps, order)])
+    ref = ipcausal.westfall_young(y, pairs=[(1, 2)], n_resamples=L, rng=2, procedure="closed")
+    assert abs(closed - ref.adjusted_pvalues[0]) <= 4 * math.sqrt(2) * se + 1e-3
+    # and through the CLI
+    from ipcausal.cli import main
+
+    path = ps.write(tmp_path / "three.jsonl")
+    assert main(["test", str(path), "--correction", "westfall-young-closed", "--resamples", "5000", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["correction"] == "westfall-young-closed" and data["omnibus"]
 
 
 def _prompt_rows(ps: PairSet, order: list[str]) -> list[dict]:

@@ -217,14 +217,15 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
     from ipcausal.stats._validate import ALTERNATIVES
     from ipcausal.stats.multitest import CORRECTIONS
     from ipcausal.stats.permutation import METHODS
-    from ipcausal.study.defaults import DEFAULTS, OUTCOMES
+    from ipcausal.study.defaults import DEFAULTS, JOINT_CORRECTIONS, OUTCOMES
 
     g = p.add_argument_group("test")
     g.add_argument("--outcome", default=DEFAULTS["outcome"], choices=OUTCOMES)
     g.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
                    help=f"significance level (default {DEFAULTS['alpha']})")
-    g.add_argument("--correction", default=DEFAULTS["correction"], choices=CORRECTIONS,
-                   help=f"multiple-testing correction within each model (default {DEFAULTS['correction']})")
+    g.add_argument("--correction", default=DEFAULTS["correction"], choices=CORRECTIONS + JOINT_CORRECTIONS,
+                   help=f"multiple-testing correction within each model (default {DEFAULTS['correction']}); "
+                        "westfall-young[-closed]: the joint test over each prompt's backgrounds (needs prompt_id)")
     g.add_argument("--m0", type=similarity_median, default=DEFAULTS["m0"],
                    help=f"null median of the similarity, in (0, 1] (default {DEFAULTS['m0']})")
     g.add_argument("--method", default=DEFAULTS["method"], choices=METHODS, help="permutation-test route")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULTS", "OUTCOMES", "PAPER_N_RESAMPLES", "CASES", "AUDIT_CORRECTIONS", "AUDIT_BATCH_SIZE"]
+__all__ = ["DEFAULTS", "OUTCOMES", "PAPER_N_RESAMPLES", "CASES", "JOINT_CORRECTIONS", "AUDIT_CORRECTIONS",
+           "AUDIT_BATCH_SIZE"]
 
 #: The three case studies (``ipcausal case``, ``ipcausal demo``, ``ipcausal reproduce``).
 CASES: tuple[str, ...] = ("culture", "education", "echo")
@@ -22,6 +23,10 @@ DEFAULTS: dict[str, Any] = {
     "method": "auto",
     "n_resamples": 100_000,
 }
+
+#: The corrections of :func:`ipcausal.test` that test a model's background pairs jointly, by
+#: relabelling each prompt's responses (``study/joint.py``), besides ``stats.multitest.CORRECTIONS``.
+JOINT_CORRECTIONS: tuple[str, ...] = ("westfall-young", "westfall-young-closed")
 
 #: How an audit combines the e-values of a model's background pairs, and its default batch of pairs.
 AUDIT_CORRECTIONS: tuple[str, ...] = ("e-holm", "e-bonferroni", "none")

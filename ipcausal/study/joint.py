@@ -1,4 +1,5 @@
-"""Step 3 of :func:`ipcausal.test` with ``correction="westfall-young"``: the joint test per model.
+"""Step 3 of :func:`ipcausal.test` with ``correction="westfall-young"`` (or ``"westfall-young-closed"``):
+the joint test per model.
 
 With one response per (prompt, background) reused by every group that contains that background
 (SAE in SAE–AAE and SAE–ESL), the background pairs' tests are dependent.  Permuting the
@@ -6,6 +7,10 @@ background labels of each prompt's k responses (all k! relabelings, independentl
 gives the joint null "no background matters"; the Westfall–Young step-down max-T procedure on
 that randomisation controls the family-wise error exactly under this dependence
 (:func:`ipcausal.westfall_young`).  The unit of randomisation is the prompt (``prompt_id``).
+``"westfall-young-closed"`` runs the closed-testing form instead (each intersection of pairs by
+the relabelings of its own backgrounds): never less powerful than Holm on the same raw p when
+one background differs much more than the others, where the step-down can be (the released
+GPT-4 essays, SAE–ESL: 0.079 step-down, 0.046 Holm, 0.0455 closed).
 """
 
 from __future__ import annotations
@@ -17,15 +22,16 @@ import numpy as np
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats.joint import westfall_young
+from ipcausal.study.defaults import JOINT_CORRECTIONS
 from ipcausal.study.groups import UNKNOWN_MODEL
 from ipcausal.study.results import GroupResult
 
 __all__ = ["JOINT_CORRECTIONS", "prompt_scores", "correct_joint"]
 
-JOINT_CORRECTIONS = ("westfall-young",)
+_PROCEDURE = {"westfall-young": "step-down", "westfall-young-closed": "closed"}
 
 
-def prompt_scores(sub: Any, backgrounds: list[str], model: str) -> np.ndarray:
+def prompt_scores(sub: Any, backgrounds: list[str], model: str, correction: str = "westfall-young") -> np.ndarray:
     """(n_prompts, k) scores: each prompt's response to each background, from ``sub``'s pairs.
 
     Raises ``ValueError`` naming the prompts that lack a background (up to five), or that give one
@@ -47,12 +53,12 @@ def prompt_scores(sub: Any, backgrounds: list[str], model: str) -> np.ndarray:
                 conflict.append(f"{p} ({b})")
             row[col[b]] = v
     if conflict:
-        raise ValueError(f"`correction`='westfall-young' needs one response per prompt and background, but "
+        raise ValueError(f"`correction`={correction!r} needs one response per prompt and background, but "
                          f"{model}: prompts {', '.join(conflict[:5])} give one background two different scores")
     y = np.array(list(table.values()), dtype=np.float64)
     missing = [p for p, row in table.items() if np.isnan(row).any()]
     if missing:
-        raise ValueError(f"`correction`='westfall-young' needs every prompt scored under every background of "
+        raise ValueError(f"`correction`={correction!r} needs every prompt scored under every background of "
                          f"the model; {model}: {len(missing)} prompts lack one, e.g. {', '.join(missing[:5])}")
     return y
 
@@ -61,7 +67,7 @@ def correct_joint(ps: PairSet, st: Any, results: list[GroupResult], gen: np.rand
                   ) -> tuple[list[GroupResult], dict[str, dict[str, Any]]]:
     """Westfall–Young adjusted p per group and the omnibus p per model."""
     if "prompt_id" not in ps:
-        raise ValueError("`correction`='westfall-young' needs a `prompt_id` column linking each prompt's "
+        raise ValueError(f"`correction`={st.correction!r} needs a `prompt_id` column linking each prompt's "
                          "responses across the background pairs")
     df = ps.to_frame()
     models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
@@ -73,10 +79,11 @@ def correct_joint(ps: PairSet, st: Any, results: list[GroupResult], gen: np.rand
         backgrounds = sorted({b for r in fam for b in (r.background_a, r.background_b)})
         if st.order is not None:
             backgrounds = [b for b in st.order if b in backgrounds]
-        y = prompt_scores(sub, backgrounds, model)
+        y = prompt_scores(sub, backgrounds, model, st.correction)
         idx = {b: i for i, b in enumerate(backgrounds)}
         pairs = [(idx[r.background_a], idx[r.background_b]) for r in fam]
-        res = westfall_young(y, pairs=pairs, alternative=st.alternative, n_resamples=st.n_resamples, rng=gen)
+        res = westfall_young(y, pairs=pairs, alternative=st.alternative, n_resamples=st.n_resamples, rng=gen,
+                             procedure=_PROCEDURE[st.correction])
         for r, raw, adj in zip(fam, res.raw_pvalues, res.adjusted_pvalues):
             out.append(replace(r, pvalue=float(raw), pvalue_adjusted=float(adj), reject=bool(adj <= st.alpha)))
         omnibus[model] = {"pvalue": float(res.pvalue), "statistic": float(res.statistic), "method": res.method,

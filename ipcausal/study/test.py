@@ -119,10 +119,10 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     margin = validate_margin(margin, outcome)
     if correction in JOINT_CORRECTIONS:
         if outcome != "interval" or paper_compat:
-            raise ValueError("`correction`='westfall-young' needs an interval outcome and the method as stated "
+            raise ValueError(f"`correction`={correction!r} needs an interval outcome and the method as stated "
                              "(not `paper_compat`)")
         if cluster not in (None, "prompt_id"):
-            raise ValueError("`correction`='westfall-young' randomises whole prompts (`prompt_id`); it cannot "
+            raise ValueError(f"`correction`={correction!r} randomises whole prompts (`prompt_id`); it cannot "
                              f"also take `cluster`={cluster!r}")
     return Settings(outcome, alpha, "none" if paper_compat else correction, float(m0), method, n_resamples,
                     paper_compat, alternative, cluster, order, margin)
@@ -301,6 +301,8 @@ def test(
         test of each model's background pairs by permuting the background labels of each
         prompt's responses (needs ``prompt_id``; one response per prompt and background); the
         Report's ``omnibus`` then holds the p of "no background matters" per model.
+        ``"westfall-young-closed"``: the same by closed testing (each intersection by its own
+        relabelings; :func:`ipcausal.westfall_young` with ``procedure="closed"``).
     m0 : float
         Null median of the similarity (sign test), in (0, 1]; the study's 0.8 by default.
     method : {"auto", "exact", "monte-carlo", "saddlepoint"}
