@@ -424,3 +424,11 @@ def test_public_names_and_results_are_plain() -> None:
     json.dumps(ipcausal.e_holm([3.0, 40.0]).to_dict())
     assert ipcausal.sequential_update is seq.sequential_update and ipcausal.SequentialState is seq.SequentialState
     assert "mean(Δ)" in res.null_hypothesis and "anytime-valid" in res.null_hypothesis
+
+
+def test_e_value_past_the_float_range_is_inf_not_an_error():
+    """A long stream of large effects drives log e past ~709.8: the state says inf, p stays 0-ish."""
+    state = seq.sequential_update(seq.sequential_state(bound=1.0), np.full(5000, 0.9))
+    assert state.vector[betting._k.LOG_E] > 1000
+    assert state.e_value == math.inf and 0.0 <= state.pvalue < 1e-300
+    assert state.reject and math.isfinite(state.result().e_value)  # the verdict is at the first crossing

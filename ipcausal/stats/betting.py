@@ -100,13 +100,13 @@ class SequentialState:
 
     @property
     def e_value(self) -> float:
-        """The e-process now."""
-        return math.exp(self.vector[_k.LOG_E])
+        """The e-process now (``inf`` once its log passes the float range, ~709.8)."""
+        return _exp(self.vector[_k.LOG_E])
 
     @property
     def pvalue(self) -> float:
         """The anytime-valid p-value now: min(1, 1 / running max of the e-process)."""
-        return min(1.0, math.exp(-self.vector[_k.LOG_MAX]))
+        return min(1.0, _exp(-self.vector[_k.LOG_MAX]))
 
     @property
     def ci_low(self) -> float:
@@ -140,8 +140,8 @@ class SequentialState:
         lo = float(self._scale(st[_k.CS_LO_STOP] if stopped else st[_k.CS_LO]))
         hi = float(self._scale(st[_k.CS_HI_STOP] if stopped else st[_k.CS_HI]))
         total = float(total)
-        common = dict(reject=stopped, stopped_at=self.stop_seen, pvalue=min(1.0, math.exp(-logmax)),
-                      e_value=math.exp(loge), ci_low=lo, ci_high=hi, confidence_level=1.0 - self.alpha,
+        common = dict(reject=stopped, stopped_at=self.stop_seen, pvalue=min(1.0, _exp(-logmax)),
+                      e_value=_exp(loge), ci_low=lo, ci_high=hi, confidence_level=1.0 - self.alpha,
                       ci_method=_CI_NAMES[self.ci_method],
                       alpha=self.alpha, alternative=self.alternative, method=self.method,
                       n_available=self.n_seen)
@@ -179,6 +179,14 @@ class SequentialState:
         return dataclasses.replace(base, n_seen=int(data["n_seen"]), n_ties=int(data["n_ties"]),
                                    stop_seen=None if data["stop_seen"] is None else int(data["stop_seen"]),
                                    stop_ties=int(data["stop_ties"]), vector=vec)
+
+
+def _exp(x: float) -> float:
+    """``exp(x)``, ``inf`` past the float range (an e-process's log can grow without bound)."""
+    return math.inf if x > _LOG_FLOAT_MAX else math.exp(x)
+
+
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 
 
 def _mean_null(bound: float, alternative: str, null: str = "mean") -> str:
