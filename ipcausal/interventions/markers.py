@@ -29,7 +29,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ipcausal.interventions._articles import article_change, indefinite_article
+from ipcausal.interventions._articles import article_change
+from ipcausal.interventions._wordforms import forms, transfer_case, trie_pattern
 from ipcausal.scm import InterventionSpec, check_intervention
 
 __all__ = ["MarkerChange", "MarkerSwap", "MARKER_SPEC", "marker_lexicon", "swap_markers", "find_markers", "VARIETIES"]
@@ -180,78 +181,6 @@ def marker_lexicon(include_ambiguous: bool = True) -> pd.DataFrame:
     return df.reset_index(drop=True).copy()
 
 
-# --------------------------------------------------------------------------- inflection
-_VOWELS = set("aeiou")
-
-
-def _plural(w: str) -> str:
-    if w.endswith("'s") or w.endswith("'"):
-        return ""
-    if len(w) > 1 and w.endswith("y") and w[-2].lower() not in _VOWELS:
-        return w[:-1] + "ies"
-    if w.endswith(("s", "x", "z", "ch", "sh")):
-        return w + "es"
-    return w + "s"
-
-
-def _past(w: str) -> str:
-    if w.endswith("e"):
-        return w + "d"
-    if len(w) > 1 and w.endswith("y") and w[-2].lower() not in _VOWELS:
-        return w[:-1] + "ied"
-    return w + "ed"
-
-
-def _gerund(w: str) -> str:
-    if w.endswith("e") and not w.endswith("ee"):
-        return w[:-1] + "ing"
-    return w + "ing"
-
-
-def _forms(word: str, pos: str) -> list[str]:
-    """Regular inflections of ``word`` (last token of a phrase) for part of speech ``pos``."""
-    head, _, last = word.rpartition(" ")
-    pre = head + " " if head else ""
-    out: list[str] = []
-    if pos in ("n", "nv"):
-        out.append(_plural(last))
-    if pos in ("v", "nv"):
-        izey = last.endswith(("ise", "ize", "yse", "yze"))
-        if not last.endswith(("yse", "yze")):
-            out.append(_plural(last))
-        out += [_past(last), _gerund(last)]
-        if izey:
-            out += [last + "r", last + "rs", last[:-1] + "ation", last[:-1] + "ations"]
-    return [pre + f for f in out if f]
-
-
-def _trie_pattern(words: set[str]) -> str:
-    """A regex matching any of ``words``, factored by common prefixes (fast with many words).
-
-    Longer alternatives are tried first at every branch, so the longest word wins; the word
-    boundary after the group makes the engine backtrack to a shorter word when needed.
-    """
-    trie: dict[str, dict] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict[str, dict]) -> str:
-        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
-        end = "" in node
-        if not alts:
-            return ""
-        # deeper alternatives first; the end-of-word option last (longest match first)
-        body = alts[0] if len(alts) == 1 and not end else "(?:" + "|".join(alts) + ")"
-        if end:
-            body = "(?:" + "|".join(alts) + ")?"
-        return body
-
-    return build(trie)
-
-
 class _Table(NamedTuple):
     mapping: dict[str, str]          # lowercase source form -> target form (lexicon case)
     canonical: dict[str, str]        # lowercase source form -> source form in lexicon case
@@ -271,11 +200,11 @@ def _table(to: str, include_ambiguous: bool) -> _Table:
         if not s or not d or s.lower() == d.lower():
             continue
         base.append((s, d))
-        gs, gd = _forms(s, row.pos), _forms(d, row.pos)
+        gs, gd = forms(s, row.pos), forms(d, row.pos)
         generated += [(a, b) for a, b in zip(gs, gd) if a.lower() != b.lower()]
     all_dst = {str(v).lower() for v in lex[dst]}
     for row in active.itertuples(index=False):
-        all_dst.update(f.lower() for f in _forms(getattr(row, dst), row.pos))
+        all_dst.update(f.lower() for f in forms(getattr(row, dst), row.pos))
     mapping: dict[str, str] = {}
     canonical: dict[str, str] = {}
     conflict: set[str] = set()
@@ -301,25 +230,9 @@ def _table(to: str, include_ambiguous: bool) -> _Table:
     protect = set(all_dst)
     protect.update(str(v).lower() for v in lex[src])  # ambiguous source phrases stay whole
     protect -= set(mapping)
-    body = _trie_pattern(set(mapping) | protect)
+    body = trie_pattern(set(mapping) | protect)
     pattern = re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)
     return _Table(mapping, canonical, frozenset(protect), pattern)
-
-
-def _transfer_case(matched: str, lexicon_form: str, counterpart: str) -> str:
-    if matched == lexicon_form:
-        return counterpart
-    letters = [c for c in matched if c.isalpha()]
-    if len(letters) > 1 and all(c.isupper() for c in letters):
-        return counterpart.upper()
-    if matched.islower():
-        return counterpart.lower() if lexicon_form != lexicon_form.lower() else counterpart
-    words = matched.split(" ")
-    if len(words) > 1 and all(w[:1].isupper() for w in words if w):
-        return " ".join(w[:1].upper() + w[1:] for w in counterpart.split(" "))
-    if matched[:1].isupper():
-        return counterpart[:1].upper() + counterpart[1:]
-    return counterpart
 
 
 def _validate_to(to: object) -> str:
@@ -376,7 +289,7 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
         target = table.mapping.get(key)
         if target is None:
             continue
-        new = _transfer_case(m.group(0), table.canonical[key], target)
+        new = transfer_case(m.group(0), table.canonical[key], target)
         if new == m.group(0):
             continue
         edit = article_change(text, m.start(), last, table.canonical[key], target, m.group(0))
