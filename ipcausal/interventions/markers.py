@@ -225,7 +225,7 @@ def _table(to: str, include_ambiguous: bool) -> _Table:
             continue
         mapping.setdefault(k, d)
         canonical.setdefault(k, s)
-    for k in conflict:  # only with ambiguous entries included (tested: none by default)
+    for k in conflict:  # only with ambiguous entries included (default source words are unique: tested)
         mapping.pop(k, None)
     protect = set(all_dst)
     protect.update(str(v).lower() for v in lex[src])  # ambiguous source phrases stay whole
@@ -251,7 +251,8 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     to : {"uk", "us"}
         The target variety: ``"uk"`` turns American markers into British ones.
     include_ambiguous : bool, default False
-        Also substitute the pairs flagged ambiguous (tire/tyre, program/programme, ...).
+        Also substitute the pairs whose source word is ambiguous when read (tire → tyre,
+        program → programme, flat → apartment, ...).
 
     Returns
     -------
@@ -310,6 +311,9 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
 
 def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) -> list[str]:
     """The marker words of ``variety`` that occur in ``text`` (as written, in order).
+
+    Only words that read unambiguously in ``variety`` count (those :func:`swap_markers` rewrites):
+    "apartment" is an American marker, "flat" is not counted as a British one.
 
     Parameters
     ----------
