@@ -263,7 +263,7 @@ def test_westfall_young_closed_recovers_what_the_step_down_loses(tmp_path, capsy
     closed, step, holm = (get[c][key].pvalue_adjusted for c in ("westfall-young-closed", "westfall-young", "holm"))
     assert closed <= 0.05 < step and get["westfall-young-closed"][key].reject
     se = math.sqrt(holm * (1 - holm) / L)
-    assert closed <= holm + 4 * math.sqrt(2) * se  # no less powerful than Holm of the same raw p (MC error)
+    assert closed <= holm + 4 * math.sqrt(2) * se  # here as powerful as Holm of the same raw p (MC error)
     # the engine with procedure="closed" on the same prompt table, within MC error
     order = ["aae", "esl", "sae"]
     y = np.array([[r[b] for b in order] for r in _prompt_rows(ps, order)])

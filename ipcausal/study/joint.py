@@ -8,9 +8,9 @@ gives the joint null "no background matters"; the Westfall–Young step-down max
 that randomisation controls the family-wise error exactly under this dependence
 (:func:`ipcausal.westfall_young`).  The unit of randomisation is the prompt (``prompt_id``).
 ``"westfall-young-closed"`` runs the closed-testing form instead (each intersection of pairs by
-the relabelings of its own backgrounds): never less powerful than Holm on the same raw p when
-one background differs much more than the others, where the step-down can be (the released
-GPT-4 essays, SAE–ESL: 0.079 step-down, 0.046 Holm, 0.0455 closed).
+the relabelings of its own backgrounds): it recovers the power the step-down loses when one
+background differs much more than the others (the released GPT-4 essays, SAE–ESL: 0.079
+step-down, 0.046 Holm, 0.0455 closed).
 """
 
 from __future__ import annotations
