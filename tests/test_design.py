@@ -206,13 +206,15 @@ def test_cli_cluster_and_order(tmp_path, capsys) -> None:
     assert "argument --order: must name at least two backgrounds" in capsys.readouterr().err
 
 
-def three_backgrounds(n: int = 60, shift: float = 0.0, seed: int = 0) -> PairSet:
-    """One response per (prompt, background), reused by the two groups that contain it."""
+def three_backgrounds(n: int = 60, shift: float = 0.0, seed: int = 0, esl_shift: float = 0.0) -> PairSet:
+    """One response per (prompt, background), reused by the two groups that contain it; AAE and
+    ESL lie ``shift`` and ``esl_shift`` SD below SAE."""
     rng = np.random.default_rng(seed)
     rows = []
     for p in range(n):
         base = rng.normal(0, 1)
-        s = {"sae": base + rng.normal(0, 1), "aae": base + rng.normal(0, 1) - shift, "esl": base + rng.normal(0, 1)}
+        s = {"sae": base + rng.normal(0, 1), "aae": base + rng.normal(0, 1) - shift,
+             "esl": base + rng.normal(0, 1) - esl_shift}
         for a, b in (("sae", "aae"), ("sae", "esl"), ("aae", "esl")):
             rows.append({"pair_id": f"{p}{a}{b}", "background_i": a, "background_j": b, "x_i": "", "x_j": "",
                          "score_i": s[a], "score_j": s[b], "prompt_id": f"p{p}"})
@@ -237,24 +239,11 @@ def test_westfall_young_in_the_report_and_against_the_engine() -> None:
     assert ipcausal.Report.from_dict(rep.to_dict()).to_dict() == rep.to_dict()
 
 
-def one_far_background(n: int = 50, seed: int = 0) -> PairSet:
-    """AAE far from both others (−2 SD), ESL a little below SAE (−0.45 SD): where the step-down is weak."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for p in range(n):
-        base = rng.normal(0, 1)
-        s = {"sae": base + rng.normal(0, 1), "aae": base + rng.normal(0, 1) - 2.0,
-             "esl": base + rng.normal(0, 1) - 0.45}
-        for a, b in (("sae", "aae"), ("sae", "esl"), ("aae", "esl")):
-            rows.append({"pair_id": f"{p}{a}{b}", "background_i": a, "background_j": b, "x_i": "", "x_j": "",
-                         "score_i": s[a], "score_j": s[b], "prompt_id": f"p{p}"})
-    return PairSet.from_records(rows)
-
-
 def test_westfall_young_closed_recovers_what_the_step_down_loses(tmp_path, capsys) -> None:
     """With one background far from the others, the step-down's last step relabels all three
-    backgrounds and loses SAE–ESL; the closed form tests {SAE, ESL} by its own relabelings."""
-    ps = one_far_background()
+    backgrounds and loses SAE–ESL; the closed form tests {SAE, ESL} by its own relabelings.
+    AAE lies 2 SD from the others, ESL 0.45 SD below SAE."""
+    ps = three_backgrounds(n=50, shift=2.0, esl_shift=0.45)
     L = 20_000
     get = {c: {(g.background_a, g.background_b): g for g in ipcausal.test(ps, correction=c, n_resamples=L,
                                                                            rng=1).groups}
