@@ -44,15 +44,15 @@ def texts_under(folder: Path, per_column: int = 5000) -> list[str]:
 def one_way_contexts(texts: list[str], width: int = 25) -> dict[tuple[str, str], collections.Counter]:
     """``(to, source word) -> Counter of contexts`` for every swap made by a one-way pair."""
     lex = marker_lexicon()
-    one_way = {"uk": {w.lower() for w in lex.us[lex.ambiguous_uk & ~lex.ambiguous_us]},
-               "us": {w.lower() for w in lex.uk[lex.ambiguous_us & ~lex.ambiguous_uk]}}
+    one_way = {"uk": lex.us[lex.ambiguous_uk & ~lex.ambiguous_us], "us": lex.uk[lex.ambiguous_us & ~lex.ambiguous_uk]}
     found: dict[tuple[str, str], collections.Counter] = collections.defaultdict(collections.Counter)
     for to in ("uk", "us"):
+        words = sorted({w.lower() for w in one_way[to]}, key=len, reverse=True)  # longest first: "trash can"
         for text in texts:
             swap = swap_markers(text, to=to)
             for c in () if swap is None else swap.changes:
                 word = c.old.lower()
-                base = next((w for w in sorted(one_way[to], key=len, reverse=True) if word.startswith(w)), None)
+                base = next((w for w in words if word.startswith(w)), None)
                 if base is not None:
                     found[(to, base)][text[max(0, c.start - width):c.end + width].replace("\n", " ")] += 1
     return found

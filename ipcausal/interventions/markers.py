@@ -228,7 +228,7 @@ def _table(to: str, include_ambiguous: bool) -> _Table:
     for k in conflict:  # only with ambiguous entries included (default source words are unique: tested)
         mapping.pop(k, None)
     protect = set(all_dst)
-    protect.update(str(v).lower() for v in lex[src])  # ambiguous source phrases stay whole
+    protect.update(src_words)  # ambiguous source phrases stay whole
     protect -= set(mapping)
     body = trie_pattern(set(mapping) | protect)
     pattern = re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)

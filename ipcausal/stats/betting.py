@@ -181,12 +181,12 @@ class SequentialState:
                                    stop_ties=int(data["stop_ties"]), vector=vec)
 
 
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
 def _exp(x: float) -> float:
     """``exp(x)``, ``inf`` past the float range (an e-process's log can grow without bound)."""
     return math.inf if x > _LOG_FLOAT_MAX else math.exp(x)
-
-
-_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 
 
 def _mean_null(bound: float, alternative: str, null: str = "mean") -> str:
