@@ -87,6 +87,11 @@ def test_lexicon_covers_the_study_word_list(shared_data):
 def test_lexicon_validation():
     with pytest.raises(TypeError, match="`include_ambiguous`"):
         marker_lexicon(include_ambiguous="yes")
+    from ipcausal.interventions.markers import _ambiguity
+
+    assert _ambiguity(" UK ") == (True, False) and _ambiguity("") == (False, False)
+    with pytest.raises(ValueError, match="`ambiguous` must be true, false, uk or us, got 'maybe'"):
+        _ambiguity("maybe")  # a bad cell in markers.csv
 
 
 # --------------------------------------------------------------------------- swap cases

@@ -89,6 +89,15 @@ class MarkerSwap:
 
         ``("an apartment", "a flat")`` instead of ``("apartment", "flat")`` and ``("an", "a")``:
         the spans a checker should treat as the declared edit.
+
+        Examples
+        --------
+        >>> from ipcausal.interventions import swap_markers
+        >>> r = swap_markers("We rent an apartment.", to="uk")
+        >>> r.changes, r.articles
+        ((MarkerChange(start=11, end=20, old='apartment', new='flat'),), (MarkerChange(start=8, end=10, old='an', new='a'),))
+        >>> r.edits
+        (MarkerChange(start=8, end=20, old='an apartment', new='a flat'),)
         """
         out: list[MarkerChange] = []
         arts = list(self.articles)
