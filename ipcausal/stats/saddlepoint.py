@@ -23,7 +23,7 @@ exact distribution it makes the approximation worse (7e-4 instead of 2e-5 at n =
 on finer lattices it is added (1e-8 instead of 2e-5 at n = 500, k ≤ 1000).
 
 Accuracy against the exact distribution (dynamic programming) is measured in
-``tests/test_saddlepoint.py`` and reported in ``docs/performance.md``.
+``tests/stats/test_saddlepoint.py`` and reported in ``docs/performance.md``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from ipcausal.stats.results import SequentialSignResult, SequentialTestResult
 from ipcausal.study.audit import STOP_REASONS, default_bound, run_audit
 from ipcausal.testing import SimulatedModel
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Counting:

@@ -302,7 +302,7 @@ def _essays() -> Path | None:
     """The released essay scores (``../shared/data``, from a checkout or a worktree), or None."""
     import os
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     bases = [Path(os.environ["IPCAUSAL_SHARED_DATA"])] if os.environ.get("IPCAUSAL_SHARED_DATA") else []
     bases += [repo.parent / "shared" / "data", repo.parent.parent / "shared" / "data"]
     for base in bases:

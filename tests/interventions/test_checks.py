@@ -174,7 +174,7 @@ def test_build_essays_rules_on_problem(tmp_path):
         build_essays(p, styles="aae")
 
 
-_SHARED = Path(os.environ.get("IPCAUSAL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+_SHARED = Path(os.environ.get("IPCAUSAL_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
 FARM = _SHARED / "sirnyls-AutoPersonalizationBench" / "case3_farm_with_statements"
 
 

@@ -131,7 +131,7 @@ def test_extreme_lattice_p_is_positive() -> None:
 def test_result_fields_and_ci() -> None:
     d = np.array([0.5, 1.5, 1.0, 2.0, -0.5, 1.0])
     res = permutation_test(d, method="exact")
-    # the interval inverts the test (tests/test_intervals.py); the t interval is mean_ci's
+    # the interval inverts the test (tests/stats/test_intervals.py); the t interval is mean_ci's
     assert res.ci_method == "exact-inversion" and res.ci_low < d.mean() < res.ci_high
     assert res.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
     assert "mean(Δ) = 0" in res.null_hypothesis
