@@ -1,0 +1,219 @@
+"""``ipcausal.compare(a, b)``: is the effect of run a different from that of run b, pair by pair? (SPEC §10)
+
+Two scored runs on the same pairs — two models, or one model without and with a mitigation —
+give per pair k two effects Δ_k^a and Δ_k^b.  Their difference D_k = Δ_k^a − Δ_k^b is tested
+per background pair by paired sign flips: under H0 "the two runs' effects are exchangeable per
+pair" each D_k keeps or flips its sign with probability 1/2 (whole clusters with ``cluster``).
+That is the two-model form of the within-pair model relabeling of
+:func:`ipcausal.stats.models.compare_models`.
+
+How: :func:`differences` builds one derived PairSet, row k holding
+``score_i = y_i^a − y_i^b`` and ``score_j = y_j^a − y_j^b`` (so its Δ is D_k, integer scores stay
+integer and the exact lattice route applies), and :func:`compare` hands it to the public
+:func:`ipcausal.test` with the same options, so every option of ``test`` (correction, clusters,
+equivalence margin, Westfall–Young across background pairs) means the same here.  The derived
+pairs' model is ``"<a> − <b>"``.  Repeated samples enter through their per-pair mean
+(``score_i``/``score_j``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ipcausal.pairs import PairSet
+from ipcausal.stats._validate import choice
+from ipcausal.study.defaults import DEFAULTS
+from ipcausal.study.results import Report
+from ipcausal.study.test import test
+
+__all__ = ["compare", "differences", "MISMATCH", "PairMismatchWarning"]
+
+MISMATCH = ("error", "intersect")
+
+
+class PairMismatchWarning(UserWarning):
+    """``compare(..., on_mismatch="intersect")`` dropped pairs that only one run has."""
+
+
+def _pairset(x: Any, name: str) -> PairSet:
+    if isinstance(x, PairSet):
+        return x
+    if isinstance(x, pd.DataFrame):
+        return PairSet.from_frame(x)
+    if isinstance(x, (str, os.PathLike)):
+        return PairSet.read(x)
+    raise TypeError(f"`{name}` must be a PairSet, a DataFrame or a file path, got {type(x).__name__}")
+
+
+def _label(ps: PairSet, given: str | None, default: str) -> str:
+    if given is not None:
+        return given
+    if "model" in ps:
+        names = ps["model"].dropna().astype(str).unique()
+        if len(names) == 1:
+            return str(names[0])
+    return default
+
+
+def _labels(labels: Any, a: PairSet, b: PairSet) -> tuple[str, str]:
+    if labels is None:
+        la, lb = _label(a, None, "a"), _label(b, None, "b")
+        return (la, lb) if la != lb else ("a", "b")
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or len(labels) != 2:
+        raise TypeError("`labels` must be two names, (name of a, name of b)")
+    la, lb = str(labels[0]), str(labels[1])
+    if la == lb:
+        raise ValueError(f"`labels` must differ, got {labels!r}")
+    return la, lb
+
+
+def _ids(ids: list[str], limit: int = 5) -> str:
+    return ", ".join(ids[:limit]) + (f" … ({len(ids)} in all)" if len(ids) > limit else "")
+
+
+def differences(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error") -> PairSet:
+    """The derived PairSet whose Δ per pair is D = Δ^a − Δ^b (the input of :func:`compare`).
+
+    Row k keeps a's pair id, backgrounds, prompts and id columns (``prompt_id``, a cluster
+    column …), with ``score_i = score_i^a − score_i^b``, ``score_j = score_j^a − score_j^b`` and
+    ``model = "<a> − <b>"``.  Pairs that b stores the other way round (background_i and
+    background_j swapped) are turned round first.
+
+    Parameters
+    ----------
+    a, b : PairSet, pandas.DataFrame or path
+        Two scored runs (``score_i``/``score_j``) of the same pairs (``pair_id``).
+    labels : (str, str), optional
+        Names of the two runs (default: each run's single ``model``, else ``"a"``/``"b"``).
+    on_mismatch : {"error", "intersect"}
+        What to do when the pair ids differ: raise ``ValueError`` naming some of them, or keep the
+        pairs both runs have (with a :class:`PairMismatchWarning`).
+
+    Returns
+    -------
+    PairSet
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> from ipcausal.study.compare import differences
+    >>> rec = lambda k, s: {"pair_id": k, "background_i": "US", "background_j": "UK", "x_i": "q",
+    ...                     "x_j": "q'", "score_i": 3, "score_j": 3 + s}
+    >>> a = ipcausal.PairSet.from_records(rec(k, 1) for k in range(3))
+    >>> b = ipcausal.PairSet.from_records(rec(k, 0) for k in range(3))
+    >>> d = differences(a, b, labels=("A", "B"))
+    >>> d.deltas.tolist(), d["model"].iloc[0]
+    ([1.0, 1.0, 1.0], 'A − B')
+    """
+    a, b = _pairset(a, "a"), _pairset(b, "b")
+    on_mismatch = choice(on_mismatch, "on_mismatch", MISMATCH)
+    for name, ps in (("a", a), ("b", b)):
+        if "score_i" not in ps:
+            raise ValueError(f"`{name}` has no `score_i`/`score_j` columns: compare needs two scored runs with an "
+                             "interval outcome (`ipcausal score` adds them)")
+    la, lb = _labels(labels, a, b)
+    fa, fb = a.to_frame(), b.to_frame()
+    ids_a, ids_b = fa["pair_id"].astype(str), fb["pair_id"].astype(str)
+    only_a = sorted(set(ids_a) - set(ids_b))
+    only_b = sorted(set(ids_b) - set(ids_a))
+    if only_a or only_b:
+        what = "; ".join(s for s in (f"only in `a`: {_ids(only_a)}" if only_a else "",
+                                     f"only in `b`: {_ids(only_b)}" if only_b else "") if s)
+        if on_mismatch == "error":
+            raise ValueError(f"`a` and `b` must hold the same pair ids ({what}); pass on_mismatch='intersect' to "
+                             "compare the pairs both have")
+        warnings.warn(f"compare: {len(only_a) + len(only_b)} pairs dropped ({what})", PairMismatchWarning,
+                      stacklevel=3)
+        fa = fa[ids_a.isin(set(ids_b)).to_numpy()]
+        if fa.empty:
+            raise ValueError("`a` and `b` share no pair id")
+    fb = fb.set_index(fb["pair_id"].astype(str)).loc[fa["pair_id"].astype(str)]
+    bi_a, bj_a = fa["background_i"].to_numpy(object), fa["background_j"].to_numpy(object)
+    bi_b, bj_b = fb["background_i"].to_numpy(object), fb["background_j"].to_numpy(object)
+    same = (bi_a == bi_b) & (bj_a == bj_b)
+    swapped = (bi_a == bj_b) & (bj_a == bi_b)
+    bad = ~(same | swapped)
+    if bad.any():
+        ids = fa["pair_id"].astype(str).to_numpy()[bad].tolist()
+        raise ValueError(f"`a` and `b` pair different backgrounds under the same pair id: {_ids(ids)}")
+    si_b, sj_b = fb["score_i"].to_numpy(np.float64), fb["score_j"].to_numpy(np.float64)
+    si_b, sj_b = np.where(swapped, sj_b, si_b), np.where(swapped, si_b, sj_b)
+    drop = {"y_i", "y_j", "model", "score_i", "score_j", "scores_i", "scores_j", "similarity"}
+    out = fa[[c for c in fa.columns if c not in drop]].copy()  # a's pairs, prompts and id columns
+    out["score_i"] = fa["score_i"].to_numpy(np.float64) - si_b
+    out["score_j"] = fa["score_j"].to_numpy(np.float64) - sj_b
+    out["model"] = f"{la} − {lb}"
+    return PairSet.from_frame(out.reset_index(drop=True))
+
+
+def compare(
+    a: Any,
+    b: Any,
+    *,
+    labels: Any = None,
+    alpha: float = DEFAULTS["alpha"],
+    correction: str = DEFAULTS["correction"],
+    method: str = DEFAULTS["method"],
+    n_resamples: int | None = None,
+    rng: int | np.random.Generator | None = None,
+    alternative: str | None = None,
+    cluster: str | None = None,
+    order: Any = None,
+    margin: float | None = None,
+    on_mismatch: str = "error",
+) -> Report:
+    """Compare two scored runs on the same pairs: per background pair, test D = Δ^a − Δ^b.
+
+    H0 per background pair: the two runs' effects are exchangeable per pair (each D_k keeps or
+    flips its sign with probability 1/2); the unit of randomisation is the pair, or the cluster
+    with ``cluster``.  Two models, or one model without and with a mitigation: "the mitigation
+    removed IP" is a question for ``ipcausal.test`` of the mitigated run with a ``margin``;
+    "the mitigation changed the effect" is this test.
+
+    Parameters
+    ----------
+    a, b : PairSet, pandas.DataFrame or path
+        Two scored runs (``score_i``/``score_j``) holding the same ``pair_id`` values.
+    labels : (str, str), optional
+        Names of the runs (default: each run's single ``model``, else ``"a"``/``"b"``).
+    alpha, correction, method, n_resamples, rng, alternative, cluster, order, margin
+        As in :func:`ipcausal.test`, applied to D: the correction runs over the background pairs,
+        ``margin`` asks whether |mean D| < ε is shown (the runs are equivalent), ``cluster`` names
+        a column of ``a``.
+    on_mismatch : {"error", "intersect"}
+        Pair ids in one run only: an error naming some of them, or compare the common pairs.
+
+    Returns
+    -------
+    Report
+        One group per background pair; its ``effect`` is mean D with its interval, its model is
+        ``"<a> − <b>"``.
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> from ipcausal.study.compare import compare
+    >>> rec = lambda k, s, m: {"pair_id": k, "background_i": "SAE", "background_j": "AAE", "x_i": "q",
+    ...                        "x_j": "q'", "score_i": 4, "score_j": 4 - s * (k % 3 == 0), "model": m}
+    >>> a = ipcausal.PairSet.from_records(rec(k, 2, "big") for k in range(30))
+    >>> b = ipcausal.PairSet.from_records(rec(k, 0, "small") for k in range(30))
+    >>> r = compare(a, b, method="exact")
+    >>> g = r.groups[0]
+    >>> g.model, round(g.effect, 4), g.reject
+    ('big − small', -0.6667, True)
+    """
+    a, b = _pairset(a, "a"), _pairset(b, "b")
+    la, lb = _labels(labels, a, b)
+    d = differences(a, b, labels=(la, lb), on_mismatch=on_mismatch)
+    report = test(d, outcome="interval", alpha=alpha, correction=correction, method=method,
+                  n_resamples=n_resamples, rng=rng, alternative=alternative, cluster=cluster, order=order,
+                  margin=margin)
+    direction = (f"D = Δ({la}) − Δ({lb}) per pair, each Δ = score(background_b) − score(background_a); "
+                 "effect = mean(D)")
+    return replace(report, direction=direction)
