@@ -29,6 +29,10 @@ Outputs (:class:`ModelComparisonResult`), per model pair (a, b) with a before b 
   inverted interval at ``confidence_level`` (per comparison, not simultaneous);
 * ``pvalue``: the omnibus p of "no model differs" (the smallest adjusted p).
 
+When the kernel's relabeling tables would not fit (more than 8 models, or 7–8 models on hundreds of
+pairs: (m!) table rows per pair), the same relabelings are drawn in numpy (uniform random
+permutations per row, the same raw and step-down formulas; Monte Carlo only, step-down only).
+
 With two models the relabeling of a pair is "keep or swap", which flips the sign of D: the joint
 test is the paired sign-flip test of D, computed by ``permutation_test`` (exact at any n for
 lattice data such as ratings or 0/1 correctness), and every p above is that test's p.
@@ -37,13 +41,14 @@ lattice data such as ratings or 0/1 correctness), and every p above is that test
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ipcausal.stats._validate import ALTERNATIVES, as_array, as_generator, choice, open_unit, positive_int
-from ipcausal.stats.joint import DEFAULT_RESAMPLES, METHODS, PROCEDURES, westfall_young
+from ipcausal.stats.joint import DEFAULT_RESAMPLES, METHODS, PROCEDURES, _plan, westfall_young
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.results import Result, SignFlipResult
 
@@ -298,13 +303,85 @@ def compare_models(
         return ModelComparisonResult(statistic=stat, pvalue=t.pvalue, method=t.method, n_resamples=t.n_resamples,
                                      pvalue_se=t.pvalue_se, raw_pvalues=own, adjusted_pvalues=own,
                                      procedure="paired sign-flip", **common)
-    # westfall_young's pair (b, a) has statistic mean(y_a − y_b): D oriented a − b
-    wy = westfall_young(rows, pairs=[(b, a) for a, b in fam], alternative=alternative, n_resamples=n_resamples,
-                        rng=gen, method=method, procedure=procedure)
-    stat = float(wy.statistic) * rows.shape[0] / n  # its statistic is per row (cluster): per pair here
-    return ModelComparisonResult(statistic=stat, pvalue=float(wy.pvalue), method=wy.method,
-                                 n_resamples=wy.n_resamples, pvalue_se=float(wy.pvalue_se),
-                                 raw_pvalues=tuple(float(p) for p in wy.raw_pvalues),
-                                 adjusted_pvalues=tuple(float(p) for p in wy.adjusted_pvalues),
-                                 procedure=wy.procedure, **common)
+    if _fits_kernel(rows):
+        # westfall_young's pair (b, a) has statistic mean(y_a − y_b): D oriented a − b
+        wy = westfall_young(rows, pairs=[(b, a) for a, b in fam], alternative=alternative, n_resamples=n_resamples,
+                            rng=gen, method=method, procedure=procedure)
+        stat, p_omni, route, L, se = float(wy.statistic), float(wy.pvalue), wy.method, wy.n_resamples, wy.pvalue_se
+        raw, adj = wy.raw_pvalues, wy.adjusted_pvalues
+    else:  # too many models for the kernel's tables: the same randomisation drawn in numpy
+        if method == "exact" or procedure == "closed":
+            raise ValueError(f"`delta` has {m} models: (m!)^n relabelings cannot be enumerated and the closed "
+                             "form needs the joint test's tables; use method='auto' or 'monte-carlo' with "
+                             "procedure='step-down'")
+        raw, adj = _step_down_numpy(rows, fam, alternative, n_resamples, gen)
+        p_omni, route, L = float(min(adj)), "monte-carlo", n_resamples
+        se = math.sqrt(p_omni * (1 - p_omni) / (L + 1))
+        stat = float(np.max(_oriented(rows.sum(0), fam, alternative))) / rows.shape[0]
+    stat *= rows.shape[0] / n  # the joint statistic is per row (cluster): per pair here
+    return ModelComparisonResult(statistic=stat, pvalue=p_omni, method=route, n_resamples=L, pvalue_se=float(se),
+                                 raw_pvalues=tuple(float(p) for p in raw), adjusted_pvalues=tuple(float(p) for p in adj),
+                                 procedure="step-down" if procedure == "step-down" else "closed", **common)
+
+
+def _fits_kernel(rows: np.ndarray) -> bool:
+    """Whether :func:`westfall_young`'s relabeling tables fit (at most 8 models, 64 MiB of tables)."""
+    n_inf = int((np.ptp(rows, axis=1) > 0).sum())
+    if rows.shape[1] > 8:
+        return False
+    try:
+        _plan(rows.shape[1], n_inf)
+    except ValueError:
+        return False
+    return True
+
+
+def _oriented(colsum: np.ndarray, fam: list[tuple[int, int]], alternative: str) -> np.ndarray:
+    """Σ (Δ^a − Δ^b) per model pair, oriented: |·| two-sided, −· for "less" (last axis = models)."""
+    s = np.stack([colsum[..., a] - colsum[..., b] for a, b in fam], axis=-1)
+    return np.abs(s) if alternative == "two-sided" else (s if alternative == "greater" else -s)
+
+
+def _step_down_numpy(rows: np.ndarray, fam: list[tuple[int, int]], alternative: str, n_resamples: int,
+                     gen: np.random.Generator, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Westfall–Young step-down (raw pooled, adjusted) p by Monte Carlo relabelings drawn in numpy.
+
+    The formulas of :func:`westfall_young` (raw p pooled over every model pair's statistic, which
+    share one null law; adjusted p monotone and never below raw), with each relabeling a uniform
+    random permutation of every row's m entries (argsort of uniforms).
+    """
+    n, m = rows.shape
+    obs = _oriented(rows.sum(0), fam, alternative)
+    eps = 1e-9 * max(float(np.ptp(rows, axis=1).sum()), np.finfo(np.float64).tiny)
+    order = np.argsort(-obs, kind="stable")
+    thr = obs[order] - eps
+    all_pairs = list(itertools.combinations(range(m), 2))
+    two = alternative == "two-sided"
+
+    def pool(colsum: np.ndarray) -> np.ndarray:  # every pair's statistic (both orientations one-sided)
+        s = _oriented(colsum, all_pairs, "greater")
+        return np.abs(s) if two else np.concatenate([s, -s], axis=-1)
+
+    c_obs = (pool(rows.sum(0))[None, :] >= thr[:, None]).sum(1).astype(np.float64)
+    hits = np.zeros(len(fam))
+    sd = np.zeros(len(fam))
+    done = 0
+    while done < n_resamples:
+        c = min(chunk, n_resamples - done)
+        perm = np.argsort(gen.random((c, n, m)), axis=2)
+        colsum = np.take_along_axis(np.broadcast_to(rows, (c, n, m)), perm, axis=2).sum(1)  # (c, m)
+        pl = pool(colsum)
+        hits += (pl[:, None, :] >= thr[None, :, None]).sum((0, 2))
+        t = _oriented(colsum, fam, alternative)[:, order]
+        u = np.maximum.accumulate(t[:, ::-1], axis=1)[:, ::-1]  # max over the pairs ranked i..last
+        sd += (u >= thr[None, :]).sum(0)
+        done += c
+    size = len(all_pairs) * (1 if two else 2)
+    raw_sorted = np.minimum((c_obs + hits) / (size * (n_resamples + 1.0)), 1.0)
+    adj_sorted = np.maximum(np.minimum(np.maximum.accumulate((1.0 + sd) / (n_resamples + 1.0)), 1.0), raw_sorted)
+    raw = np.empty(len(fam))
+    adj = np.empty(len(fam))
+    raw[order] = raw_sorted
+    adj[order] = adj_sorted
+    return raw, adj
 

@@ -193,3 +193,33 @@ def test_monte_carlo_close_to_exact():
 def test_validation_messages(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         compare_models(**kwargs)
+
+
+def test_numpy_route_for_many_models_agrees_with_the_kernel(monkeypatch):
+    import ipcausal.stats.models as M
+
+    rng = np.random.default_rng(6)
+    delta = rng.normal(size=(6, 3)) + np.array([0.0, 0.5, 1.2])
+    exact = compare_models(delta, method="exact")
+    refs = {alt: compare_models(delta, method="exact", alternative=alt) for alt in ("two-sided", "greater")}
+    monkeypatch.setattr(M, "_fits_kernel", lambda rows: False)
+    for alternative, ref in refs.items():
+        got = compare_models(delta, n_resamples=20_000, rng=3, alternative=alternative)
+        assert got.method == "monte-carlo"
+        p = np.array(ref.adjusted_pvalues)
+        assert np.all(np.abs(np.array(got.adjusted_pvalues) - p) <= 5 * np.sqrt(p * (1 - p) / 20_000) + 5e-4)
+        r = np.array(ref.raw_pvalues)
+        assert np.all(np.abs(np.array(got.raw_pvalues) - r) <= 5 * np.sqrt(r * (1 - r) / 20_000) + 5e-4)
+    assert exact.differences == got.differences
+    with pytest.raises(ValueError, match="cannot be enumerated"):
+        compare_models(delta, method="exact")
+
+
+def test_nine_models_run_on_the_numpy_route():
+    rng = np.random.default_rng(7)
+    delta = rng.normal(size=(30, 9))
+    delta[:, 8] += 1.5
+    res = compare_models(delta, n_resamples=2_000, rng=1)
+    assert res.method == "monte-carlo" and len(res.pairs) == 36
+    worst = {p for p, q in zip(res.pairs, res.adjusted_pvalues) if q <= 0.05}
+    assert worst and all("model 8" in p for p in worst)
