@@ -32,7 +32,7 @@ from ipcausal.study.defaults import DEFAULTS
 from ipcausal.study.results import Report
 from ipcausal.study.test import test
 
-__all__ = ["compare", "differences", "MISMATCH", "PairMismatchWarning"]
+__all__ = ["compare", "compare_runs", "differences", "MISMATCH", "PairMismatchWarning"]
 
 MISMATCH = ("error", "intersect")
 
@@ -217,3 +217,106 @@ def compare(
     direction = (f"D = Δ({la}) − Δ({lb}) per pair, each Δ = score(background_b) − score(background_a); "
                  "effect = mean(D)")
     return replace(report, direction=direction)
+
+
+def _oriented_deltas(ps: PairSet, name: str, cluster: str | None) -> pd.DataFrame:
+    if "score_i" not in ps:
+        raise ValueError(f"`runs`: run {name!r} has no `score_i`/`score_j` columns (an interval outcome is needed)")
+    if cluster is not None and cluster not in ps:
+        raise ValueError(f"`cluster`: run {name!r} has no column {cluster!r}")
+    f = ps.to_frame()
+    bi, bj = f["background_i"].astype(str).to_numpy(object), f["background_j"].astype(str).to_numpy(object)
+    forward = bi < bj
+    lo, hi = np.where(forward, bi, bj), np.where(forward, bj, bi)
+    return pd.DataFrame({"pair_id": f["pair_id"].astype(str).to_numpy(), "lo": lo, "hi": hi, "forward": forward,
+                         "delta": np.where(forward, 1.0, -1.0) * ps.deltas,
+                         "cluster": f[cluster].astype(str).to_numpy() if cluster is not None else None})
+
+
+def compare_runs(
+    runs: Any,
+    *,
+    cluster: str | None = None,
+    order: Any = None,
+    alternative: str = "two-sided",
+    method: str = "auto",
+    n_resamples: int | None = None,
+    rng: int | np.random.Generator | None = None,
+    procedure: str = "step-down",
+    confidence_level: float = 0.95,
+) -> dict[str, Any]:
+    """Compare m ≥ 2 scored runs of one case per background pair, on the pairs every run answered.
+
+    For each unordered background pair (a, b), oriented as :func:`ipcausal.test` orients it (by
+    ``order``, else the direction most pairs are stored in, ties alphabetical), the Δ of every
+    run on the pair ids that all runs hold form an (n × m) table, tested by
+    :func:`ipcausal.stats.models.compare_models`: the models' labels permuted within each pair
+    (whole clusters with ``cluster``), Westfall–Young over the model pairs, each difference with
+    its paired sign-flip test and interval.
+
+    Parameters
+    ----------
+    runs : mapping of str to PairSet (or DataFrame, or path)
+        The runs by name (the models), each scored with ``score_i``/``score_j``; the same case's
+        pairs under the same ``pair_id`` values.
+    cluster : str, optional
+        A column (of every run) naming each pair's cluster; a cluster is relabelled whole.
+    order : list of str, optional
+        The backgrounds in order: each group is oriented earlier → later.
+    alternative, method, n_resamples, rng, procedure, confidence_level
+        As in :func:`ipcausal.stats.models.compare_models`.
+
+    Returns
+    -------
+    dict
+        ``"<a> vs <b>"`` → :class:`~ipcausal.stats.models.ModelComparisonResult`, in group order.
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> from ipcausal.study.compare import compare_runs
+    >>> rec = lambda k, s: {"pair_id": k, "background_i": "US", "background_j": "UK", "x_i": "q",
+    ...                     "x_j": "q'", "score_i": 3, "score_j": 3 + s * (k % 2)}
+    >>> runs = {m: ipcausal.PairSet.from_records(rec(k, s) for k in range(40)) for m, s in
+    ...         [("A", 0), ("B", 0), ("C", 1)]}
+    >>> res = compare_runs(runs, rng=0, n_resamples=9_999)["US vs UK"]
+    >>> res.pairs, [round(d, 2) for d in res.differences]
+    ((('A', 'B'), ('A', 'C'), ('B', 'C')), [0.0, -0.5, -0.5])
+    >>> [p <= 0.05 for p in res.adjusted_pvalues]
+    [False, True, True]
+    """
+    from ipcausal.stats.models import compare_models
+    from ipcausal.study.groups import validate_order
+
+    if not hasattr(runs, "items") or isinstance(runs, (str, bytes)):
+        raise TypeError("`runs` must be a mapping of run name to scored PairSet")
+    items = [(str(k), _pairset(v, f"runs[{k!r}]")) for k, v in runs.items()]
+    if len(items) < 2:
+        raise ValueError(f"`runs` needs at least 2 runs to compare, got {len(items)}")
+    names = [k for k, _ in items]
+    tables = [_oriented_deltas(ps, name, cluster) for name, ps in items]
+    backgrounds = set().union(*(set(t["lo"]) | set(t["hi"]) for t in tables))
+    rank = None if order is None else {b: i for i, b in enumerate(validate_order(order, backgrounds))}
+    keys = sorted(set().union(*(set(zip(t["lo"], t["hi"])) for t in tables)))
+    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    out: dict[str, Any] = {}
+    for lo, hi in keys:
+        subs = [t[(t["lo"] == lo).to_numpy() & (t["hi"] == hi).to_numpy()].set_index("pair_id") for t in tables]
+        common = sorted(set.intersection(*(set(s.index) for s in subs)))
+        if len(common) < 2:
+            continue  # fewer than 2 pairs answered by every run: nothing to test
+        if rank is not None:
+            a, b = sorted((lo, hi), key=lambda x: rank[x])
+        else:
+            fwd = sum(int(s["forward"].sum()) for s in subs)
+            total = sum(len(s) for s in subs)
+            a, b = (lo, hi) if fwd >= total - fwd else (hi, lo)
+        sign = 1.0 if a == lo else -1.0
+        delta = np.column_stack([sign * s.loc[common, "delta"].to_numpy(np.float64) for s in subs])
+        clusters = subs[0].loc[common, "cluster"].tolist() if cluster is not None else None
+        out[f"{a} vs {b}"] = compare_models(delta, models=names, clusters=clusters, alternative=alternative,
+                                            method=method, n_resamples=n_resamples, rng=gen, procedure=procedure,
+                                            confidence_level=confidence_level)
+    if not out:
+        raise ValueError("`runs` share fewer than 2 pair ids in every background pair: nothing to compare")
+    return dict(sorted(out.items()))

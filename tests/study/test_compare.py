@@ -144,3 +144,49 @@ def test_validation_messages():
         compare(a, b, labels=("x", "x"))
     with pytest.raises(ValueError, match="share no pair id"), pytest.warns(PairMismatchWarning):
         differences(a, b.assign(pair_id=b.pair_id + "-other"), on_mismatch="intersect")
+
+
+def test_compare_runs_builds_the_table_of_pairs_every_run_answered():
+    from ipcausal.stats.models import compare_models
+    from ipcausal.study.compare import compare_runs
+
+    runs = {"A": _run("A", 0.6, 20), "B": _run("B", 0.0, 21), "C": _run("C", 0.1, 22).iloc[6:]}
+    res = compare_runs(runs, rng=3, n_resamples=2_000)
+    assert list(res) == ["SAE vs AAE", "SAE vs ESL"]
+    gen = np.random.default_rng(3)
+    for group, other in zip(res, ("AAE", "ESL")):
+        ids = sorted(set(runs["C"].pair_id[runs["C"].background_j == other]))  # the pairs every run has
+        table = np.column_stack([r.set_index("pair_id").loc[ids].eval("score_j - score_i").to_numpy()
+                                 for r in runs.values()])
+        ref = compare_models(table, models=list(runs), rng=gen, n_resamples=2_000)
+        assert res[group].n == len(ids)
+        assert res[group].adjusted_pvalues == ref.adjusted_pvalues and res[group].differences == ref.differences
+
+
+def test_compare_runs_with_two_runs_equals_compare():
+    from ipcausal.study.compare import compare_runs
+
+    a, b = _run("A", 0.6, 23, questions=True), _run("B", 0.0, 24, questions=True)
+    res = compare_runs({"A": a, "B": b}, method="exact", cluster="question_id")
+    report = compare(a, b, method="exact", cluster="question_id")
+    for g in report.groups:
+        assert res[g.group].pvalue == g.pvalue and res[g.group].differences[0] == pytest.approx(g.effect)
+        assert res[g.group].n_clusters == g.n_clusters
+    flipped = compare_runs({"A": a, "B": b}, method="exact", order=["AAE", "ESL", "SAE"])
+    assert flipped["AAE vs SAE"].differences[0] == pytest.approx(-res["SAE vs AAE"].differences[0])
+
+
+def test_compare_runs_validation():
+    from ipcausal.study.compare import compare_runs
+
+    a, b = _run("A", 0.6, 25), _run("B", 0.0, 26)
+    with pytest.raises(TypeError, match="`runs` must be a mapping"):
+        compare_runs([a, b])
+    with pytest.raises(ValueError, match="`runs` needs at least 2 runs"):
+        compare_runs({"A": a})
+    with pytest.raises(ValueError, match="run 'B' has no `score_i`/`score_j`"):
+        compare_runs({"A": a, "B": b.drop(columns=["score_i", "score_j"])})
+    with pytest.raises(ValueError, match="`cluster`: run 'A' has no column 'question_id'"):
+        compare_runs({"A": a, "B": b}, cluster="question_id")
+    with pytest.raises(ValueError, match="nothing to compare"):
+        compare_runs({"A": a, "B": b.assign(pair_id=b.pair_id + "x")})
