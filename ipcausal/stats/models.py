@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats._validate import ALTERNATIVES, as_array, as_generator, choice, open_unit, positive_int
+from ipcausal.stats.multitest import adjust_pvalues
 from ipcausal.stats.joint import DEFAULT_RESAMPLES, METHODS, PROCEDURES, _plan, westfall_young
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.results import Result, SignFlipResult
@@ -67,6 +68,9 @@ class ModelComparisonResult(Result):
     observations), ``raw_pvalues`` and ``adjusted_pvalues`` (Westfall–Young, the joint
     randomisation), ``pair_pvalues`` (the pair's own sign-flip test of D) and its interval
     ``ci_low``/``ci_high`` at ``confidence_level`` (``ci_method`` says how it was inverted).
+    ``pair_pvalues_holm`` are the pair tests' p adjusted by Holm: valid for each "mean D = 0" claim
+    even when the models are not exchangeable (unequal spread), where the step-down's pair-level
+    claims can over-reject (``benchmarks/CALIB_compare.txt``).
     ``n`` pairs, ``n_clusters`` clusters (``None`` without clusters), ``m`` models; ``unit`` is
     what a relabeling acts on; ``pvalue_se`` the Monte Carlo standard error of ``pvalue``.
     """
@@ -91,17 +95,19 @@ class ModelComparisonResult(Result):
     confidence_level: float
     ci_method: str
     procedure: str
+    pair_pvalues_holm: tuple[float, ...] = ()
     unit: str = "pairs"
     n_clusters: int | None = None
 
     def rows(self) -> list[dict[str, Any]]:
         """One plain dict per model pair: ``model_a, model_b, difference, ci_low, ci_high, pvalue,
         pvalue_adjusted`` (the columns of the bench's ``comparisons.csv``; ``pvalue`` is the raw
-        Westfall–Young p, ``pair_pvalue`` the pair's own sign-flip test)."""
+        Westfall–Young p, ``pair_pvalue`` the pair's own sign-flip test, ``pair_pvalue_holm`` it by Holm)."""
         return [dict(model_a=a, model_b=b, difference=d, ci_low=lo, ci_high=hi, pvalue=p, pvalue_adjusted=q,
-                     pair_pvalue=pp)
-                for (a, b), d, lo, hi, p, q, pp in zip(self.pairs, self.differences, self.ci_low, self.ci_high,
-                                                      self.raw_pvalues, self.adjusted_pvalues, self.pair_pvalues)]
+                     pair_pvalue=pp, pair_pvalue_holm=ph)
+                for (a, b), d, lo, hi, p, q, pp, ph in zip(self.pairs, self.differences, self.ci_low, self.ci_high,
+                                                          self.raw_pvalues, self.adjusted_pvalues, self.pair_pvalues,
+                                                          self.pair_pvalues_holm)]
 
 
 def _null_text(alternative: str, unit: str) -> str:
@@ -293,8 +299,10 @@ def compare_models(
     ci_method = tests[0].ci_method if equal else "inversion of the cluster-sum test (bisection, fixed sign vectors)"
     diffs = tuple(float(np.mean(arr[:, a] - arr[:, b])) for a, b in fam)
     own = tuple(float(t.pvalue) for t in tests)
+    holm = tuple(float(p) for p in adjust_pvalues(np.array(own), method="holm"))
     common = dict(alternative=alternative, n=n, m=m, null_hypothesis=_null_text(alternative, unit), models=names,
                   pairs=tuple((names[a], names[b]) for a, b in fam), differences=diffs, pair_pvalues=own,
+                  pair_pvalues_holm=holm,
                   ci_low=tuple(lows), ci_high=tuple(highs), confidence_level=level, ci_method=ci_method,
                   unit=unit, n_clusters=n_clusters)
     if m == 2:  # keep-or-swap per unit = the sign flip of D: the paired test is the joint test
@@ -320,7 +328,8 @@ def compare_models(
         stat = float(np.max(_oriented(rows.sum(0), fam, alternative))) / rows.shape[0]
     stat *= rows.shape[0] / n  # the joint statistic is per row (cluster): per pair here
     return ModelComparisonResult(statistic=stat, pvalue=p_omni, method=route, n_resamples=L, pvalue_se=float(se),
-                                 raw_pvalues=tuple(float(p) for p in raw), adjusted_pvalues=tuple(float(p) for p in adj),
+                                 raw_pvalues=tuple(float(p) for p in raw),
+                                 adjusted_pvalues=tuple(float(p) for p in adj),
                                  procedure="step-down" if procedure == "step-down" else "closed", **common)
 
 

@@ -160,6 +160,8 @@ def test_no_difference_under_h0_and_result_to_dict():
     rows = res.rows()
     assert [(r["model_a"], r["model_b"]) for r in rows] == [("x", "y"), ("x", "z"), ("y", "z")]
     assert all(r["ci_low"] <= r["difference"] <= r["ci_high"] for r in rows)
+    holm = np.minimum(1, np.maximum.accumulate(np.sort(res.pair_pvalues) * np.array([3, 2, 1])))
+    assert sorted(res.pair_pvalues_holm) == pytest.approx(holm)
     assert "no model differs" in res.null_hypothesis
 
 
