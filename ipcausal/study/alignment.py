@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ipcausal.stats.results import Result
 
 __all__ = ["Alignment", "align", "align_groups", "STANCES", "VERDICTS", "ALIGNED", "MISALIGNED_1", "MISALIGNED_3",
@@ -71,6 +73,8 @@ def _stance(stance: Any) -> str:
 
 def _state(reject: Any, equivalence: Any) -> tuple[str, str]:
     """(present / absent / not shown, the words for it)."""
+    if isinstance(reject, np.bool_):
+        reject = bool(reject)
     if not isinstance(reject, bool):
         raise TypeError(f"`reject` must be True or False (the test's verdict after the correction), got {reject!r}")
     if equivalence is not None and (not isinstance(equivalence, str) or equivalence not in _EQUIVALENCE):

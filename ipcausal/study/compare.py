@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import choice
+from ipcausal.stats._validate import as_generator, choice
 from ipcausal.study.defaults import DEFAULTS
 from ipcausal.study.results import Report
 from ipcausal.study.test import test
@@ -298,7 +298,7 @@ def compare_runs(
     backgrounds = set().union(*(set(t["lo"]) | set(t["hi"]) for t in tables))
     rank = None if order is None else {b: i for i, b in enumerate(validate_order(order, backgrounds))}
     keys = sorted(set().union(*(set(zip(t["lo"], t["hi"])) for t in tables)))
-    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    gen = as_generator(rng)
     out: dict[str, Any] = {}
     for lo, hi in keys:
         subs = [t[(t["lo"] == lo).to_numpy() & (t["hi"] == hi).to_numpy()].set_index("pair_id") for t in tables]

@@ -59,6 +59,12 @@ def test_never_absent_from_a_non_rejection(stance, equivalence):
     assert "absence is not shown" in res.reason or "nor shown absent" in res.reason
 
 
+def test_numpy_bools_are_accepted():
+    import numpy as np
+
+    assert align("unethical", np.bool_(True)).verdict == MISALIGNED_3
+
+
 def test_reasons_say_why_in_plain_words():
     assert "no equivalence margin was given" in align("unethical", False).reason
     assert "could not show the effect lies within the margin" in align("unethical", False, "inconclusive").reason

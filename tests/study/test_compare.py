@@ -190,3 +190,5 @@ def test_compare_runs_validation():
         compare_runs({"A": a, "B": b}, cluster="question_id")
     with pytest.raises(ValueError, match="nothing to compare"):
         compare_runs({"A": a, "B": b.assign(pair_id=b.pair_id + "x")})
+    with pytest.raises(TypeError, match="`rng` must be None"):
+        compare_runs({"A": a, "B": b}, rng=-1)
