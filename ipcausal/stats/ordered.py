@@ -82,17 +82,13 @@ def _common(method: Any, n_resamples: Any, rng: Any) -> tuple[str, int, np.rando
     return method, L, as_generator(rng)  # validated here, drawn from only on the Monte Carlo route
 
 
-def _tables(yv: np.ndarray, perms: np.ndarray, k: int, what: str, *, values: bool = False):
-    """(tab, radix, R = P**group): the joint test's relabeling tables of ``yv`` (n × k scores), or
-    with ``values`` the one-column table of ``yv`` = (n × P) per-relabeling values."""
-    n_inf, n_perm = yv.shape[0], perms.shape[0]
+def _group(k: int, n_inf: int, perms: np.ndarray, what: str, *, width: int) -> int:
+    """Prompts per table group (the joint test's plan), after checking the tables' size."""
     try:
-        _, group = _joint._plan(2 if values else k, n_inf, perms)
+        return _joint._plan(width + 1, n_inf, perms)[1]
     except ValueError:
         raise ValueError(f"`y` with {k} {what} and {n_inf} prompts needs relabeling tables over "
                          f"{_joint.MAX_TABLE_BYTES >> 20} MiB; use fewer prompts or {what}") from None
-    tab, radix = _K.value_tables(yv, group) if values else label_tables(yv, perms, group)
-    return tab, radix, n_perm**group
 
 
 def _parallel(threads: int | None, n_resamples: int, radix: np.ndarray) -> bool:
@@ -196,9 +192,13 @@ def trend_test(
                                n_constant=n, **common)
     perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
     n_perm = perms.shape[0]
-    v = yi[:, perms] @ w  # (n_inf, P): each prompt's contribution to T under each relabeling
     n_total, use_exact = _joint._n_relabelings(n_perm, n_inf, method)
-    tab, radix, rmax = _tables(np.ascontiguousarray(v), perms, k, "levels", values=True)
+    group = _group(k, n_inf, perms, "levels", width=1)
+    v = np.zeros((n_inf, n_perm))  # each prompt's contribution to T under each relabeling
+    for b in range(k):
+        v += w[b] * yi[:, perms[:, b]]
+    tab, radix = _K.value_tables(v, group)
+    rmax = n_perm**group
     t_inf = float(v[:, 0].sum())  # perms[0] is the identity
     eps = _REL_TOL * max(float(np.ptp(v, axis=1).sum()), np.finfo(np.float64).tiny)
     xa, xg, xl = abs(t_inf) - eps, t_inf - eps, t_inf + eps
@@ -287,7 +287,9 @@ def heterogeneity_test(
                                        n_constant=n, **common)
     perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
     n_total, use_exact = _joint._n_relabelings(perms.shape[0], n_inf, method)
-    tab, radix, rmax = _tables(yi, perms, k, "cues")
+    group = _group(k, n_inf, perms, "cues", width=k - 1)
+    tab, radix = label_tables(yi, perms, group)
+    rmax = perms.shape[0] ** group
     colsum = yi.sum(axis=0)
     a = colsum - colsum[0]
     s_obs = float(((a - a.mean()) ** 2).sum())  # n² times the statistic, on the informative prompts
