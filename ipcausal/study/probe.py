@@ -164,6 +164,13 @@ class ProbeResult(Result):
     model: str
     seed: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain, JSON-ready values (an accuracy of no answered prompt is ``None``)."""
+        d = super().to_dict()
+        if d["n"] == 0:
+            d["accuracy"] = None
+        return d
+
     @property
     def can_infer(self) -> bool:
         """Shorthand for ``pvalue <= 0.05`` (use ``pvalue`` for another level)."""
@@ -281,7 +288,7 @@ def probe(
         row["answered"][opts[idx]] += 1
         row["correct"] += opts[idx] == truth
     for row in per.values():
-        row["accuracy"] = row["correct"] / row["n"] if row["n"] else float("nan")
+        row["accuracy"] = row["correct"] / row["n"] if row["n"] else None
     correct = sum(r["correct"] for r in per.values())
     n = sum(r["n"] for r in per.values())
     unparseable = sum(r["unparseable"] for r in per.values())
