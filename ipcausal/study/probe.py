@@ -195,8 +195,6 @@ def _items(pairs: PairSet, backgrounds: Any) -> tuple[list[tuple[str, str]], tup
         if missing:
             raise ValueError(f"`backgrounds` lacks {missing}, which the pairs use; give every background "
                              f"of the pairs ({list(present)}) or None")
-    if len(bgs) < 2:
-        raise ValueError(f"`backgrounds`: the probe needs at least two backgrounds to choose from, got {list(bgs)}")
     if len(bgs) > len(_LETTERS):
         raise ValueError(f"`backgrounds`: at most {len(_LETTERS)} options, got {len(bgs)}")
     return items, bgs
