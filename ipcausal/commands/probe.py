@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
     p.add_argument("--max-tokens", type=positive_int, default=16, metavar="N", help="tokens per answer (default 16)")
     p.add_argument("--system", metavar="TEXT", help="system message put before every probe prompt")
     p.add_argument("--concurrency", type=positive_int, metavar="K", help="requests in flight (openai; default 8)")
+    p.add_argument("--cache", metavar="FILE", help="keep the answers in this response cache (a rerun asks nothing new)")
     add_seed(p, "seed of the options' order")
     add_out(p, "also write the ProbeResult as JSON", required=False)
     p.add_argument("--json", action="store_true", help="print the ProbeResult as JSON on stdout")
@@ -95,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
         res = probe(pairs, backend, backgrounds=args.backgrounds, rng=args.seed, system=args.system,
                     config=GenerationConfig(max_tokens=args.max_tokens, temperature=0.0, seed=args.seed),
                     alternative=args.alternative, confidence_level=args.confidence_level,
-                    concurrency=args.concurrency)
+                    concurrency=args.concurrency, cache=args.cache)
     except BackendError as exc:
         raise CliError(str(exc)) from None
     finally:

@@ -200,6 +200,21 @@ def _items(pairs: PairSet, backgrounds: Any) -> tuple[list[tuple[str, str]], tup
     return items, bgs
 
 
+def _send(backend: Backend, reqs: list[Request], concurrency: int | None, cache: Any) -> list[Any]:
+    if cache is None:
+        return generate_outcomes(backend, reqs, concurrency=concurrency)
+    from ipcausal.backends.cache import CachedBackend, ResponseCache
+
+    if not isinstance(cache, (str, os.PathLike, ResponseCache)):
+        raise TypeError(f"`cache` must be a path, a ResponseCache or None, got {type(cache).__name__}")
+    store = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+    try:  # the wrapper is not closed: that would close the caller's backend
+        return generate_outcomes(CachedBackend(backend, store), reqs, concurrency=concurrency)
+    finally:
+        if store is not cache:
+            store.close()
+
+
 def probe(
     pairs: PairSet | str | os.PathLike[str],
     backend: Backend,
@@ -211,6 +226,7 @@ def probe(
     alternative: str = "greater",
     confidence_level: float = 0.95,
     concurrency: int | None = None,
+    cache: str | os.PathLike[str] | Any | None = None,
 ) -> ProbeResult:
     """Ask the model which background each prompt implies; test its accuracy against chance.
 
@@ -236,6 +252,9 @@ def probe(
         Of the Clopper–Pearson interval of the accuracy.
     concurrency : int, optional
         Requests in flight (backends that run one by one ignore it).
+    cache : path, ResponseCache or None
+        Keep the answers in this response cache (the one :func:`ipcausal.run` uses): probing
+        again with the same seed and settings asks the model nothing new.
 
     Returns
     -------
@@ -270,7 +289,7 @@ def probe(
     items, bgs = _items(pairs, backgrounds)
     shown = [tuple(bgs[i] for i in gen.permutation(len(bgs))) for _ in items]
     reqs = [Request(messages_of(probe_prompt(text, opts), system), config) for (text, _), opts in zip(items, shown)]
-    outcomes = generate_outcomes(backend, reqs, concurrency=concurrency)
+    outcomes = _send(backend, reqs, concurrency, cache)
 
     per = {b: {"n": 0, "correct": 0, "unparseable": 0, "failed": 0, "answered": dict.fromkeys(bgs, 0)} for b in bgs}
     for (_, truth), opts, out in zip(items, shown, outcomes):

@@ -132,6 +132,25 @@ def test_backgrounds_widen_the_options_and_lower_chance() -> None:
     assert res.per_background["other"]["n"] == 0
 
 
+def test_cache_answers_a_second_probe(tmp_path) -> None:
+    sent = []
+
+    class Counting(SimulatedModel):
+        def generate(self, requests):
+            sent.append(len(requests))
+            return super().generate(requests)
+
+    sim = Counting(probe_accuracy=0.7, seed=3)
+    pairs = sim.study(n=8, rng=0)
+    sent.clear()
+    first = probe(pairs, sim, rng=1, cache=tmp_path / "c.sqlite")
+    assert sum(sent) == 16
+    again = probe(pairs, sim, rng=1, cache=tmp_path / "c.sqlite")
+    assert sum(sent) == 16 and again == first
+    with pytest.raises(TypeError, match=r"`cache` must be a path, a ResponseCache or None"):
+        probe(pairs, sim, cache=3)
+
+
 def test_prompt_round_trip_and_format() -> None:
     text = "Line one.\n--- message end ---\nstill the message"  # a message that contains the end line
     prompt = probe_prompt(text, ["x", "y", "z"])

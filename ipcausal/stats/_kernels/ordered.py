@@ -15,7 +15,8 @@ serial and the parallel kernels agree bitwise.
   ``A_c = Σ_p (y[p, π_p(c)] − y[p, π_p(0)])``, ``A_0 = 0``); a resample's statistic is
   ``Σ_c (A_c − Ā)²`` (n² times the spread of the relabelled column means), tallied as ``≥ thr``.
 
-The exact kernels walk every relabeling with the odometer of :func:`.labels.wy_exact_counts`.
+The exact kernels walk every relabeling with an odometer over the groups (as
+:func:`.labels.wy_exact_counts` does), keeping prefix sums so that a step adds only the groups it changed.
 """
 
 from __future__ import annotations
@@ -104,31 +105,43 @@ def trend_counts_parallel(tab, radix, rmax, xa, xg, xl, n_resamples, seed):
     return per.sum(axis=0)
 
 
+@njit(cache=True, inline="always")
+def _advance(digits, radix):
+    """Step the odometer ``digits`` (group g counts up to ``radix[g]``, the last group fastest);
+    the first group whose digit changed, or −1 once every relabeling has been visited."""
+    g = digits.shape[0] - 1
+    while g >= 0:
+        digits[g] += 1
+        if digits[g] < np.int64(radix[g]):
+            return g
+        digits[g] = 0
+        g -= 1
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _prefix(part, tab, rmax, km1, digits, start):
+    """Prefix sums ``part[h + 1] = part[h] + row(h, digits[h])`` from group ``start`` on."""
+    for h in range(start, digits.shape[0]):
+        row = (h * rmax + digits[h]) * km1
+        for j in range(km1):
+            part[h + 1, j + 1] = part[h, j + 1] + tab[row + j]
+
+
 @njit(cache=True)
 def trend_exact_counts(tab, radix, rmax, xa, xg, xl):
     """The three counts over every relabeling (odometer over the groups, prefix sums)."""
-    n_groups = radix.shape[0]
     out = np.zeros(3, dtype=np.int64)
-    part = np.zeros(n_groups + 1, dtype=np.float64)
-    digits = np.zeros(n_groups, dtype=np.int64)
-    for g in range(n_groups):
-        part[g + 1] = part[g] + tab[g * rmax]
-    while True:
-        a, ge, le = _tally(part[n_groups], xa, xg, xl)
+    part = np.zeros((radix.shape[0] + 1, 2), dtype=np.float64)
+    digits = np.zeros(radix.shape[0], dtype=np.int64)
+    g = 0
+    while g >= 0:
+        _prefix(part, tab, rmax, 1, digits, g)
+        a, ge, le = _tally(part[-1, 1], xa, xg, xl)
         out[0] += a
         out[1] += ge
         out[2] += le
-        g = n_groups - 1
-        while g >= 0:
-            digits[g] += 1
-            if digits[g] < np.int64(radix[g]):
-                break
-            digits[g] = 0
-            g -= 1
-        if g < 0:
-            break
-        for h in range(g, n_groups):
-            part[h + 1] = part[h] + tab[h * rmax + digits[h]]
+        g = _advance(digits, radix)
     return out
 
 
@@ -188,28 +201,13 @@ def het_counts_parallel(tab, radix, rmax, k, thr, n_resamples, seed):
 @njit(cache=True)
 def het_exact_count(tab, radix, rmax, k, thr):
     """Relabelings, of all of them, whose spread reaches ``thr`` (odometer as in :func:`trend_exact_counts`)."""
-    n_groups = radix.shape[0]
-    km1 = k - 1
     hits = 0
-    part = np.zeros((n_groups + 1, k), dtype=np.float64)
-    digits = np.zeros(n_groups, dtype=np.int64)
-    for g in range(n_groups):
-        for j in range(km1):
-            part[g + 1, j + 1] = part[g, j + 1] + tab[(g * rmax) * km1 + j]
-    while True:
-        if _spread(part[n_groups], k) >= thr:
+    part = np.zeros((radix.shape[0] + 1, k), dtype=np.float64)
+    digits = np.zeros(radix.shape[0], dtype=np.int64)
+    g = 0
+    while g >= 0:
+        _prefix(part, tab, rmax, k - 1, digits, g)
+        if _spread(part[-1], k) >= thr:
             hits += 1
-        g = n_groups - 1
-        while g >= 0:
-            digits[g] += 1
-            if digits[g] < np.int64(radix[g]):
-                break
-            digits[g] = 0
-            g -= 1
-        if g < 0:
-            break
-        for h in range(g, n_groups):
-            row = (h * rmax + digits[h]) * km1
-            for j in range(km1):
-                part[h + 1, j + 1] = part[h, j + 1] + tab[row + j]
+        g = _advance(digits, radix)
     return hits
