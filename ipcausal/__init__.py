@@ -65,6 +65,14 @@ _LAZY: dict[str, str] = {
     "score_pairs": "ipcausal.scoring",
     "run_case": "ipcausal.study.cases",
     "audit": "ipcausal.study.audit",
+    "trend_test": "ipcausal.stats.ordered",
+    "heterogeneity_test": "ipcausal.stats.ordered",
+    "binomial_test": "ipcausal.stats.binomial",
+    "TrendTestResult": "ipcausal.stats.results_ordered",
+    "HeterogeneityTestResult": "ipcausal.stats.results_ordered",
+    "BinomialTestResult": "ipcausal.stats.results_ordered",
+    "probe": "ipcausal.study.probe",
+    "ProbeResult": "ipcausal.study.probe",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
@@ -84,6 +92,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.permutation import permutation_test
     from ipcausal.stats.sign import sign_test, sign_tests
     from ipcausal.stats.summary import mean_ci, personalization_bias
+    from ipcausal.stats.binomial import binomial_test
+    from ipcausal.stats.ordered import heterogeneity_test, trend_test
+    from ipcausal.stats.results_ordered import BinomialTestResult, HeterogeneityTestResult, TrendTestResult
+    from ipcausal.study.probe import ProbeResult, probe
 
 
 __getattr__, __dir__ = lazy_names('ipcausal', _LAZY)

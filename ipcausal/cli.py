@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "reproduce",
     "power",
+    "probe",
     "export",
     "import_",  # the `import` command (a Python keyword as a module name)
     "failures",

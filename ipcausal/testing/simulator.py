@@ -47,7 +47,9 @@ import pandas as pd
 from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, messages_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
+from ipcausal.study.probe import PROBE_MARKER, read_probe_prompt
 from ipcausal.testing._markers import AMERICAN, BRITISH
+from ipcausal.testing._probe import probe_answer
 
 __all__ = ["SimulatedModel", "DEFAULT_BACKGROUNDS"]
 
@@ -97,6 +99,10 @@ class SimulatedModel:
         Round answers to a 1..levels rating scale (interval outcome only).
     m0 : float
         The similarity scale's null median (see :meth:`similarity`).
+    probe_accuracy : float in [0, 1], optional
+        How often a background probe (:func:`ipcausal.probe`) is answered right; ``None``
+        (default): it names the background it infers, or says it cannot tell
+        (:mod:`ipcausal.testing._probe`).
 
     Examples
     --------
@@ -126,6 +132,7 @@ class SimulatedModel:
         markers: Mapping[str, Sequence[str]] | None = None,
         levels: int | None = None,
         m0: float = 0.8,
+        probe_accuracy: float | None = None,
     ) -> None:
         if isinstance(backgrounds, str) or not isinstance(backgrounds, Sequence):
             raise TypeError("`backgrounds` must be a sequence of names")
@@ -157,6 +164,11 @@ class SimulatedModel:
         m0 = _real(m0, "m0")
         if not 0.0 < m0 < 1.0:
             raise ValueError(f"`m0` must lie in (0, 1), got {m0!r}")
+        if probe_accuracy is not None:
+            probe_accuracy = _real(probe_accuracy, "probe_accuracy")
+            if not 0.0 <= probe_accuracy <= 1.0:
+                raise ValueError(f"`probe_accuracy` must lie in [0, 1] or be None, got {probe_accuracy!r}")
+        self.probe_accuracy = probe_accuracy
         self.outcome, self.backgrounds, self.seed = outcome, bgs, int(seed)
         self.levels, self.m0 = (None if levels is None else int(levels)), m0
         self._scale = self.noise * math.sqrt(2.0) * _Z75 if self.noise > 0 else 1.0
@@ -171,7 +183,8 @@ class SimulatedModel:
         eff = self.effect if isinstance(self.effect, float) else sorted(self.effect.items())
         self.model = (
             f"simulated(effect={eff!r},noise={self.noise!r},outcome={outcome},levels={self.levels},"
-            f"backgrounds={'|'.join(bgs)},seed={self.seed},m0={m0!r})"
+            f"backgrounds={'|'.join(bgs)},seed={self.seed},m0={m0!r}"
+            + ("" if probe_accuracy is None else f",probe_accuracy={probe_accuracy!r}") + ")"
         )
 
     def _build_markers(self, markers: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[int, str]]:
@@ -260,6 +273,10 @@ class SimulatedModel:
             if not isinstance(req, Request):
                 raise TypeError(f"`requests` must hold Request objects, got {type(req).__name__}")
             text = "\n".join(m["content"] for m in req.messages)
+            probe = read_probe_prompt(text) if PROBE_MARKER in text else None
+            if probe is not None:
+                out.append(self._probe_response(text, probe, req.config))
+                continue
             parsed = self._parse(text)
             b = parsed[0]
             cfg = req.config
@@ -279,6 +296,12 @@ class SimulatedModel:
                 )
             )
         return out
+
+    def _probe_response(self, text: str, probe: tuple[str, tuple[str, ...]], cfg: GenerationConfig) -> Response:
+        bodies = [probe_answer(self, text, probe, cfg.temperature, cfg.sample_seed(k)) for k in range(cfg.n)]
+        choices = tuple(Choice(text=b, finish_reason="stop", completion_tokens=len(b.split())) for b in bodies)
+        return Response(choices=choices, model=self.model, prompt_tokens=len(text.split()),
+                        completion_tokens=sum(c.completion_tokens or 0 for c in choices))
 
     def close(self) -> None:
         """Nothing to release (present for symmetry with the real backends)."""

@@ -74,6 +74,13 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         (["power", "--effect", "0.3", "--n", "10", "--sd", "0"], "--sd"),
         (["power", "--effect", "0.3", "--n", "10", "--tests", "0"], "--tests"),
     ],
+    "probe": [
+        (["probe", MISSING, "--confidence-level", "1"], "--confidence-level"),
+        (["probe", MISSING, "--max-tokens", "0"], "--max-tokens"),
+        (["probe", MISSING, "--seed", "-1"], "--seed"),
+        (["probe", MISSING, "--concurrency", "0"], "--concurrency"),
+        (["probe", MISSING, "--alternative", "up"], "--alternative"),
+    ],
     "failures": [
         (["failures", MISSING, "--limit", "-1"], "--limit"),
     ],
