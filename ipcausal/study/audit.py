@@ -4,8 +4,8 @@ The pairs are sent to the model in a seeded random order (a permutation of the u
 or whole clusters — drawn from ``rng``), a batch at a time, through :func:`ipcausal.run` (the
 SQLite cache makes a stop, a crash or a later continuation safe) and
 :func:`ipcausal.scoring.score_pairs`.  Each group (the model's unordered background pair) keeps
-one betting e-process (:func:`ipcausal.sequential_state`; for similarity scorers the sequential
-sign test, :func:`ipcausal.sequential_sign_state`), updated as each batch arrives.  After every
+one betting e-process (:func:`ipcausal.stats.sequential_state`; for similarity scorers the sequential
+sign test, :func:`ipcausal.stats.sequential_sign_state`), updated as each batch arrives.  After every
 batch the groups' e-values are combined with e-Holm (or e-Bonferroni) across the model's groups,
 and a group is *decided* when it is rejected, or — with ``margin`` — when its confidence
 sequence lies inside (−margin, margin).  A decided group gets no more pairs; the audit stops
@@ -363,7 +363,7 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     alternative : {"two-sided", "greater", "less"}, optional
         Default two-sided (interval), "less" (similarity).
     method : {"mixture", "agrapa", "ons"}
-        The bet (:func:`ipcausal.sequential_state`).
+        The bet (:func:`ipcausal.stats.sequential_state`).
     unparseable : {"exclude", "zero"}
         Policy for unscoreable answers (:func:`ipcausal.scoring.score_pairs`).
     judge_backend, rater, embedder, k, retries

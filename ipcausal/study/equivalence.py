@@ -1,7 +1,7 @@
 """Equivalence verdicts for :func:`ipcausal.test` (``margin=ε``): reject / equivalent / inconclusive.
 
 "No IP" is shown, not assumed: a group is *equivalent* when two one-sided sign-flip tests at
-level α reject |mean Δ| ≥ ε (TOST; :func:`ipcausal.equivalence_test`) — the (1 − 2α) inverted
+level α reject |mean Δ| ≥ ε (TOST; :func:`ipcausal.stats.equivalence_test`) — the (1 − 2α) inverted
 interval lies inside (−ε, ε).  A group whose H0 "no effect" is rejected is *reject*; anything else
 is *inconclusive*.  The model shows no IP when every group is equivalent: an intersection–union
 test, valid at level α without a correction.  The margin is per pair, on Δ's own scale; with

@@ -6,7 +6,7 @@ With one response per (prompt, background) reused by every group that contains t
 background labels of each prompt's k responses (all k! relabelings, independently per prompt)
 gives the joint null "no background matters"; the Westfall–Young step-down max-T procedure on
 that randomisation controls the family-wise error exactly under this dependence
-(:func:`ipcausal.westfall_young`).  The unit of randomisation is the prompt (``prompt_id``).
+(:func:`ipcausal.stats.westfall_young`).  The unit of randomisation is the prompt (``prompt_id``).
 ``"westfall-young-closed"`` runs the closed-testing form instead (each intersection of pairs by
 the relabelings of its own backgrounds): it recovers the power the step-down loses when one
 background differs much more than the others (the released GPT-4 essays, SAE–ESL: 0.079

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ipcausal import sign_test, sign_tests
+from ipcausal import sign_test
+from ipcausal.stats import sign_tests
 from ipcausal.stats.sign import binomial_tail
 
 

@@ -83,7 +83,7 @@ def test_e_process_equals_the_sequential_test_on_the_same_stream():
     a, b = res.report.groups[0].background_a, res.report.groups[0].background_b
     sign = np.where(scored["background_i"].to_numpy() == a, 1.0, -1.0)
     assert set(scored["background_j"]) | set(scored["background_i"]) == {a, b}
-    oracle = ipcausal.sequential_test(d * sign, bound=4, alpha=0.05)
+    oracle = ipcausal.stats.sequential_test(d * sign, bound=4, alpha=0.05)
     g = res.report.groups[0]
     assert g.pvalue == pytest.approx(oracle.pvalue) and g.sequential.e_value == pytest.approx(oracle.e_value)
 

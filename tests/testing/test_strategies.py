@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ipcausal
-from ipcausal import MonteCarloResolutionWarning
+from ipcausal.study.test import MonteCarloResolutionWarning
 from ipcausal.testing import SimulatedModel
 from ipcausal.testing.strategies import (
     continuous_differences,
