@@ -157,7 +157,7 @@ def _pair_from_prompt(prompt: str, question: str, options: list[str] | None, bac
 
     to_uk = swap_markers(prompt, to="uk")
     if to_uk is not None:
-        return prompt, to_uk.text, "swap_markers", [c.new for c in to_uk.changes]
+        return prompt, to_uk.text, "swap_markers", [c.new for c in to_uk.swaps]
     if backend is not None:
         r = compose_with_markers(question, backend, "uk", rng=rng, seed=seed, max_tokens=max_tokens,
                                  max_attempts=max_attempts)
@@ -326,10 +326,10 @@ def build_ambrqa(
                 "answer_type": "open", "n_options": None, "dist_us": None, "dist_uk": None, "majority_us": None,
                 "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None, "source": "stylish",
                 "uk_key": None, "category": None, "domain": q["domain"], "generator": how,
-                "markers": json.dumps([c.old for c in us.changes], ensure_ascii=False),
+                "markers": json.dumps([c.old for c in us.swaps], ensure_ascii=False),
                 "country_cues": json.dumps(cues) if cues else None,
             }
-            if not check_record(rec, man, on_problem, [(c.old, c.new) for c in us.changes]):
+            if not check_record(rec, man, on_problem, [(c.old, c.new) for c in us.swaps]):
                 continue
             man.counts[f"generator:{how}"] += 1
             if cues:

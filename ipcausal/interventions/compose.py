@@ -86,7 +86,7 @@ def _pair_extra(text_in_variety: str, variety: str) -> dict[str, object] | None:
     if counter is None:
         return None
     return {"variety": variety, variety: text_in_variety, _other(variety): counter.text,
-            "markers": [c.old for c in counter.changes], "changes": [list(c) for c in counter.changes]}
+            "markers": [c.old for c in counter.swaps], "edits": [list(c) for c in counter.edits]}
 
 
 def frame_with_markers(question: str, *, variety: str = "uk", rng: int | np.random.Generator | None = None) -> GeneratedText:
@@ -121,8 +121,8 @@ def frame_with_markers(question: str, *, variety: str = "uk", rng: int | np.rand
     assert uk is not None  # every frame carries unambiguous markers (tested)
     uk_text = uk.text
     extra = {"variety": variety, "uk": uk_text, "us": us_text, "frame": frame,
-             "markers": [c.new for c in uk.changes] if variety == "uk" else [c.old for c in uk.changes],
-             "changes": [list(c) for c in uk.changes]}
+             "markers": [c.new for c in uk.swaps] if variety == "uk" else [c.old for c in uk.swaps],
+             "edits": [list(c) for c in uk.edits]}
     return GeneratedText(extra[variety], question, "frame_with_markers", 1, (), None, extra)
 
 
@@ -187,7 +187,7 @@ def compose_with_markers(
     -------
     GeneratedText
         ``.text`` is the accepted question in ``variety``; ``.extra`` holds ``"uk"``,
-        ``"us"`` (the pair), ``"markers"`` and ``"changes"``.  On failure ``.text`` is
+        ``"us"`` (the pair), ``"markers"`` and ``"edits"``.  On failure ``.text`` is
         ``None`` and ``.failures`` lists one reason per attempt.
 
     Examples

@@ -291,7 +291,7 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
                else "max_pairs" if p.capped else "exhausted")
     info = AuditInfo(**{k: v for k, v in counts.items() if k != "requests_new"},  # requests_new: of the run
                      stopped=stopped, batch_size=opts["batch_size"], max_pairs=opts["max_pairs"],
-                     margin=opts["margin"], bound=float(opts["bound"]), bet=opts["method"],
+                     margin=opts["margin"], bound=opts["bound"], bet=opts["method"],
                      alternative=opts["alternative"], threshold=1.0 / alpha,
                      threshold_all=(m / alpha) if opts["correction"] != "none" else 1.0 / alpha, groups=m,
                      seed=seed, cluster=opts["cluster"])

@@ -126,7 +126,7 @@ class AuditInfo(Result):
     batch_size: int
     max_pairs: int | None
     margin: float | None
-    bound: float
+    bound: float | None  # the bound on |Δ| (None for similarities: the sign test needs none)
     bet: str
     alternative: str
     threshold: float
