@@ -150,7 +150,7 @@ def read_global_opinions(path: str | os.PathLike[str], manifest: Manifest | None
 
 
 def _pair_from_prompt(prompt: str, question: str, options: list[str] | None, backend: Any, rng: np.random.Generator,
-                      seed: int, man: Manifest, item_id: str, max_tokens: int = 160,
+                      man: Manifest, item_id: str, max_tokens: int = 160,
                       max_attempts: int = 3) -> tuple[str, str, str, list[str]] | None:
     """(x_us, x_uk, generator, markers) for one prompt, or None (recorded in the manifest)."""
     from ipcausal.interventions import compose_with_markers, frame_with_markers, swap_markers
@@ -159,7 +159,7 @@ def _pair_from_prompt(prompt: str, question: str, options: list[str] | None, bac
     if to_uk is not None:
         return prompt, to_uk.text, "swap_markers", [c.new for c in to_uk.swaps]
     if backend is not None:
-        r = compose_with_markers(question, backend, "uk", rng=rng, seed=seed, max_tokens=max_tokens,
+        r = compose_with_markers(question, backend, "uk", rng=rng, max_tokens=max_tokens,
                                  max_attempts=max_attempts)
         if r.ok:
             opts_uk = [(swap_markers(o, to="uk") or _Same(o)).text for o in (options or [])]
@@ -284,7 +284,7 @@ def build_ambrqa(
             items = items[:limit]
         for it in items:
             prompt = choice_prompt(it["question"], it["options"])
-            made = _pair_from_prompt(prompt, it["question"], it["options"], backend, gen, seed, man, it["item_id"],
+            made = _pair_from_prompt(prompt, it["question"], it["options"], backend, gen, man, it["item_id"],
                                      max_tokens, max_attempts)
             if made is None:  # pragma: no cover - framing always applies
                 man.skip("no marker generator applied", it["item_id"])
@@ -338,11 +338,11 @@ def build_ambrqa(
         man.counts["stylish_pairs"] = sum(1 for r in records if r["source"] == "stylish")
     if make_factual:
         qs = generate_factual_questions(backend, topics_per_domain=topics_per_domain,
-                                        questions_per_topic=questions_per_topic, seed=seed, manifest=man,
+                                        questions_per_topic=questions_per_topic, rng=seed, manifest=man,
                                         max_tokens=max(max_tokens, 120))
         man.counts["factual_questions_generated"] = len(qs)
         for q in qs:
-            r = compose_with_markers(q["question"], backend, "uk", rng=gen, seed=seed, max_tokens=max_tokens,
+            r = compose_with_markers(q["question"], backend, "uk", rng=gen, max_tokens=max_tokens,
                                      max_attempts=max_attempts)
             if not r.ok:
                 man.skip("compose_with_markers failed validation", q["item_id"], list(r.failures))

@@ -25,6 +25,7 @@ from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.markers import VARIETIES, find_markers, marker_lexicon, swap_markers
 from ipcausal.interventions.semantic import semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
+from ipcausal.stats._validate import int_seed
 
 __all__ = ["COMPOSE_SPEC", "FRAME_SPEC", "COMPOSE_MIN_SIMILARITY", "MARKER_FRAMES",
            "compose_with_markers", "frame_with_markers"]
@@ -154,7 +155,6 @@ def compose_with_markers(
     max_attempts: int = 3,
     min_similarity: float = COMPOSE_MIN_SIMILARITY,
     rng: int | np.random.Generator | None = None,
-    seed: int = 0,
     max_tokens: int = 160,
 ) -> GeneratedText:
     """Have an LLM rewrite ``question`` with culture markers of ``variety``; make the counterpart.
@@ -177,9 +177,8 @@ def compose_with_markers(
     min_similarity : float, default :data:`COMPOSE_MIN_SIMILARITY`
         Embedding similarity to the input an output must reach (when the model is installed).
     rng : int, numpy.random.Generator or None
-        Draws the offered words.
-    seed : int, default 0
-        Base sampling seed.
+        Draws the offered words, then gives the base sampling seed sent to the backend (attempt
+        k uses seed + k): the int itself, or one drawn from the Generator after the words.
     max_tokens : int, default 160
         Generation limit per attempt.
 
@@ -212,6 +211,7 @@ def compose_with_markers(
     everyday = lex[(lex["category"] == "vocabulary") | lex["uk"].isin(_COMMON_SPELLING)]
     pool = sorted(w for w in everyday[variety] if not w.isupper())
     words = [pool[i] for i in gen.choice(len(pool), size=min(n_words, len(pool)), replace=False)]
+    seed = int_seed(rng if isinstance(rng, (int, np.integer)) else gen)
     prompt = _TEMPLATE.format(n=min_markers, words=", ".join(words), question=question.strip())
     failures: list[str] = []
     for k in range(attempts):
