@@ -109,7 +109,8 @@ def summary_lines(run: Any, *, price_input: float | None = None, price_output: f
         lines.append(f"cost of the pairs sent: {spent:.4f}; the full design, extrapolated: {full:.4f}; "
                      f"saved: {full - spent:.4f} (new tokens in this run cost {s.cost:.4f})")
     verdict = "YES" if r.ip_detected else "no"
-    lines.append(f"implicit personalization detected: {verdict} (stopped: {r.audit.stopped if r.audit is not None else None})")
+    stopped = r.audit.stopped if r.audit is not None else None
+    lines.append(f"implicit personalization detected: {verdict} (stopped: {stopped})")
     return lines
 
 

@@ -138,7 +138,7 @@ class Report(Result):
 
         rows = []
         for g in self.groups:
-            row = {k: v for k, v in asdict(g).items() if k not in ("detail", "data", "null", "equivalence", "sequential")}
+            row = {k: v for k, v in asdict(g).items() if k not in _NOT_COLUMNS}
             if g.equivalence is not None:  # flat columns, named as in the JSON of schema version 1
                 e = g.equivalence
                 row.update(margin=e.margin, equivalence=e.verdict, equivalence_pvalue=e.pvalue,
@@ -253,6 +253,8 @@ def _float(v: Any) -> float:
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
+#: GroupResult fields that are not columns of :meth:`Report.to_frame` (the parts are flattened).
+_NOT_COLUMNS = ("detail", "data", "null", "equivalence", "sequential")
 
 
 def _build(cls: type, d: dict[str, Any]) -> Any:

@@ -117,7 +117,7 @@ def test_max_pairs_caps_the_audit():
     sim = SimulatedModel(effect=0.0, levels=5, seed=1)
     res = interval_audit(sim, prompts_only(sim, 200), max_pairs=50, batch_size=16)
     g = res.report.groups[0]
-    assert g.sequential.stop_reason == "max_pairs" and g.sequential.n_sent == 50 and res.report.audit.stopped == "max_pairs"
+    assert (g.sequential.stop_reason, g.sequential.n_sent, res.report.audit.stopped) == ("max_pairs", 50, "max_pairs")
     assert g.sequential.path_n == (0, 16, 32, 48, 50)  # the last batch is cut to the cap
     assert g.sequential.stop_reason in STOP_REASONS
 
@@ -127,7 +127,8 @@ def test_similarity_scorer_uses_the_sequential_sign_test():
     res = run_audit(prompts_only(sim, 300), backend=sim, scorer="scale", k=5, rng=0)
     g = res.report.groups[0]
     assert isinstance(g.detail, SequentialSignResult) and g.detail.m0 == 0.8 and g.detail.alternative == "less"
-    assert g.sequential.stop_reason == "rejected" and g.sequential.n_sent < 300 and 0.5 < g.effect <= 1.0  # share below m0
+    assert g.sequential.stop_reason == "rejected" and g.sequential.n_sent < 300
+    assert 0.5 < g.effect <= 1.0  # share below m0
     assert res.report.outcome == "similarity" and res.report.m0 == 0.8
 
 
