@@ -1,4 +1,6 @@
-"""A tiny deterministic backend that implements the protocol (for cache/runner logic tests).
+"""Tiny deterministic backends: EchoBackend and ScriptedBackend.
+
+EchoBackend: a tiny deterministic backend that implements the protocol (for cache/runner logic tests).
 
 It answers ``"echo:<last message>"`` (plus the sample index when ``n > 1``), fails with a
 :class:`BackendError` for prompts containing ``"FAIL"``, and counts what it was asked.
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ipcausal.backends import BackendError, Choice, Request, Response
 
@@ -45,3 +47,26 @@ class EchoBackend:
     @property
     def total_asked(self) -> int:
         return sum(self.asked.values())
+
+
+class ScriptedBackend:
+    """Answers each request with ``reply(prompt_text, request)``; records every request."""
+
+    kind = "scripted"
+    model = "scripted-test"
+
+    def __init__(self, reply: Callable[[str, Request], str] | Sequence[str]) -> None:
+        self.requests: list[Request] = []
+        if callable(reply):
+            self._reply = reply
+        else:
+            replies = list(reply)
+            self._reply = lambda _p, _r: replies[min(len(self.requests) - 1, len(replies) - 1)]
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out = []
+        for r in requests:
+            self.requests.append(r)
+            text = self._reply(r.messages[-1]["content"], r)
+            out.append(Response(choices=(Choice(text=text),), model=self.model))
+        return out

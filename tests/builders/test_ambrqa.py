@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from test_interventions_llm import ScriptedBackend
+from _helpers_backends import ScriptedBackend
 from ipcausal.builders import build_ambrqa, read_global_opinions
 from ipcausal.builders.manifest import Manifest, sha256_of
 from ipcausal.interventions import find_markers, swap_markers

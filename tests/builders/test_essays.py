@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from test_interventions_llm import ScriptedBackend
+from _helpers_backends import ScriptedBackend
 from ipcausal.builders import DEMO_SETS, build_demo, build_essays, demo_pairs, load_demo, read_prompts
 from ipcausal.builders.manifest import manifest_path_for
 from ipcausal.interventions import swap_markers

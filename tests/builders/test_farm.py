@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from test_interventions_llm import ScriptedBackend
+from _helpers_backends import ScriptedBackend
 from ipcausal.builders import build_farm, read_farm
 
 STATEMENTS = "sirnyls-AutoPersonalizationBench/case3_farm_with_statements"

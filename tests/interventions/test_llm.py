@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
 
-from ipcausal.backends.base import Choice, Request, Response
 from ipcausal.interventions import (
     COMPOSE_SPEC,
     STYLE_SPEC,
@@ -22,30 +20,7 @@ from ipcausal.interventions._llm import clean_output
 from ipcausal.scm import check_intervention
 
 
-# A tiny scripted backend implementing the backend protocol; the builder tests import it from here.
-class ScriptedBackend:
-    """Answers each request with ``reply(prompt_text, request)``; records every request."""
-
-    kind = "scripted"
-    model = "scripted-test"
-
-    def __init__(self, reply: Callable[[str, Request], str] | Sequence[str]) -> None:
-        self.requests: list[Request] = []
-        if callable(reply):
-            self._reply = reply
-        else:
-            replies = list(reply)
-            self._reply = lambda _p, _r: replies[min(len(self.requests) - 1, len(replies) - 1)]
-
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for r in requests:
-            self.requests.append(r)
-            text = self._reply(r.messages[-1]["content"], r)
-            out.append(Response(choices=(Choice(text=text),), model=self.model))
-        return out
-
-
+from _helpers_backends import ScriptedBackend  # noqa: E402  (shared with the builder tests)
 SAE = "Should children be allowed to use smartphones at school? Explain your position."
 AAE = "Should kids be allowed to be usin' they smartphones at school? Explain where you stand on it."
 ESL = "Should childrens be allow to use smartphone in the school? Explain you position."
