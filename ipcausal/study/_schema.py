@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_json", "json_safe", "upgrade"]
+__all__ = ["load_json", "json_safe", "upgrade", "version_of"]
 
 _EQUIVALENCE_V1 = {"equivalence_pvalue": "pvalue", "equivalence_ci_low": "ci_low", "equivalence_ci_high": "ci_high"}
 _SEQUENTIAL_V1 = ("n_available", "n_sent", "stop_reason", "e_value", "e_adjusted", "path_n", "path_e")
@@ -64,6 +64,13 @@ def _group_v1(g: dict[str, Any], alpha: float) -> dict[str, Any]:
     if seq["n_sent"] is not None:
         g["sequential"] = seq
     return g
+
+
+def version_of(report: dict[str, Any]) -> int:
+    """The schema version of a ``report`` entry without a header: 1 when a group has the flat v1 fields."""
+    groups = report.get("groups") if isinstance(report, dict) else None
+    flat = ("equivalence_pvalue", "n_sent")
+    return 1 if isinstance(groups, list) and any(isinstance(g, dict) and any(k in g for k in flat) for g in groups) else 2
 
 
 def upgrade(report: dict[str, Any], version: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from ipcausal.stats.results import (
     SignFlipResult,
     SignTestResult,
 )
-from ipcausal.study._schema import json_safe, load_json, upgrade
+from ipcausal.study._schema import json_safe, load_json, upgrade, version_of
 from ipcausal.study.parts import AuditInfo, EquivalenceInfo, OmnibusInfo, SequentialInfo
 
 __all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "SCHEMA",
@@ -219,12 +219,12 @@ class Report(Result):
     def from_dict(cls, payload: dict[str, Any], *, source: str = "report") -> "Report":
         """A Report from :meth:`to_dict`'s output (with or without the :meth:`write` header).
 
-        A payload with the header of schema version 1 is upgraded first; one without a header is
-        read as the current version.
+        A payload of schema version 1 is upgraded first: the header says so, or without one, the
+        flat v1 fields of its groups.
         """
         if not isinstance(payload, dict):
             raise ValueError(f"{source}: a report must be a JSON object")
-        version = SCHEMA_VERSION
+        version = version_of(payload)
         if "schema" in payload:
             if payload.get("schema") != SCHEMA:
                 raise ValueError(f"{source}: not an ipcausal report (schema {payload.get('schema')!r})")

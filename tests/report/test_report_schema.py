@@ -54,6 +54,13 @@ def test_a_version_1_file_reads_as_the_same_report_today(fresh):
     assert back.omnibus == {m: OmnibusInfo(**o) for m, o in v1["report"]["omnibus"].items()}
 
 
+def test_a_version_1_report_entry_without_its_header_is_recognised(fresh):
+    v1 = json.loads((FIXTURES / "report_v1_test.json").read_text(encoding="utf-8"))["report"]
+    assert ipcausal.Report.from_dict(v1).to_dict() == fresh.to_dict()
+    audit = json.loads((FIXTURES / "report_v1_audit.json").read_text(encoding="utf-8"))["report"]
+    assert ipcausal.Report.from_dict(audit).groups[0].sequential.n_sent == audit["groups"][0]["n_sent"]
+
+
 def test_a_version_1_audit_reads_into_sequential_info_and_audit_info():
     v1 = json.loads((FIXTURES / "report_v1_audit.json").read_text(encoding="utf-8"))["report"]
     back = ipcausal.Report.read(FIXTURES / "report_v1_audit.json")
