@@ -73,7 +73,7 @@ def main(orders: int = 10) -> None:
                                 rng=seed, cluster=cluster)
                 secs.append(time.perf_counter() - t0)
                 g = res.report.groups[0]
-                sent.append(g.n_sent)
+                sent.append(g.sequential.n_sent)
                 agree += g.reject == (fixed.pvalue <= 0.05)
             n = len(sub)
             med = float(np.median(sent))

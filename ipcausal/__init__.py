@@ -14,7 +14,7 @@ Examples
 >>> res = ipcausal.permutation_test([1, 2, 1, 0, 2, 1, 1, 3], method="exact")
 >>> round(res.pvalue, 4)
 0.0156
->>> round(ipcausal.stats.sign_tests([5], [1])[0], 4)
+>>> round(float(ipcausal.stats.sign_tests([5], [1])[0]), 4)
 0.1094
 """
 

@@ -10,8 +10,8 @@ Examples
 >>> from ipcausal.stats import e_holm, sign_tests
 >>> sign_tests([5, 0, 3], [1, 4, 3]).round(4).tolist()
 [0.1094, 1.0, 0.6562]
->>> e_holm([40.0, 2.0], alpha=0.05).reject.tolist()
-[True, False]
+>>> e_holm([40.0, 2.0], alpha=0.05).reject
+(True, False)
 """
 
 from __future__ import annotations

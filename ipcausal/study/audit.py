@@ -238,7 +238,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
     >>> sim = SimulatedModel(effect=2.0, levels=5, seed=1)
     >>> ps = sim.study(n=300, rng=0).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
     >>> res = run_audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=4, rng=0)
-    >>> res.counts["pairs_sent"] < 300, res.report.groups[0].stop_reason
+    >>> res.counts["pairs_sent"] < 300, res.report.groups[0].sequential.stop_reason
     (True, 'rejected')
     """
     from ipcausal.backends.cache import ResponseCache
@@ -375,9 +375,11 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     Returns
     -------
     Report
-        ``method`` is ``"sequential"``; each group's ``test`` is ``"sequential"`` and it carries
-        ``n_available``, ``n_sent``, ``stop_reason`` (one of :data:`STOP_REASONS`), ``e_value``,
-        ``e_adjusted`` and the e-process path (``path_n``, ``path_e``); ``audit`` holds the counts.
+        ``method`` is ``"sequential"``; each group's ``test`` is ``"sequential"`` and its
+        ``sequential`` (a :class:`~ipcausal.study.results.SequentialInfo`) carries ``n_available``,
+        ``n_sent``, ``stop_reason`` (one of :data:`STOP_REASONS`), ``e_value``, ``e_adjusted`` and
+        the e-process path (``path_n``, ``path_e``); ``audit`` (an
+        :class:`~ipcausal.study.results.AuditInfo`) holds the counts.
 
     Examples
     --------
@@ -386,7 +388,7 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     >>> sim = SimulatedModel(effect=0.0, levels=5, seed=2)
     >>> ps = sim.study(n=60, rng=0).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
     >>> r = ipcausal.audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=4, rng=0)
-    >>> r.method, r.groups[0].stop_reason, r.groups[0].n_sent, r.ip_detected
+    >>> r.method, r.groups[0].sequential.stop_reason, r.groups[0].sequential.n_sent, r.ip_detected
     ('sequential', 'exhausted', 60, False)
     """
     return run_audit(pairs, backend=backend, scorer=scorer, bound=bound, alpha=alpha, correction=correction,
