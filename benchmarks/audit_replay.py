@@ -24,6 +24,7 @@ import numpy as np
 import ipcausal
 from ipcausal.backends import Choice, Response
 from ipcausal.study.audit import run_audit
+from ipcausal.study.groups import ClusterWarning
 from ipcausal.study.reproduce import load_case3
 from ipcausal.testing import SimulatedModel
 
@@ -63,7 +64,7 @@ def main(orders: int = 10) -> None:
         sub, pairs, backend = replay_inputs(df, model)
         for cluster in (None, "question_id"):
             with warnings.catch_warnings():  # the pair design ignores the question on purpose (compared)
-                warnings.simplefilter("ignore", ipcausal.ClusterWarning)
+                warnings.simplefilter("ignore", ClusterWarning)
                 fixed = ipcausal.test(ipcausal.PairSet.from_frame(sub), cluster=cluster, rng=0).groups[0]
             sent, agree, secs = [], 0, []
             for seed in range(orders):
@@ -72,7 +73,7 @@ def main(orders: int = 10) -> None:
                                 rng=seed, cluster=cluster)
                 secs.append(time.perf_counter() - t0)
                 g = res.report.groups[0]
-                sent.append(g.n_sent)
+                sent.append(g.sequential.n_sent)
                 agree += g.reject == (fixed.pvalue <= 0.05)
             n = len(sub)
             med = float(np.median(sent))

@@ -2,13 +2,13 @@
 
 What it times (one run, side by side, warm: compilation and numpy's first call excluded)
 -------------------------------------------------------------------------------------------
-1. ``ipcausal.westfall_young`` on 518 prompts × 3 backgrounds (the essay case: the released
+1. ``ipcausal.stats.westfall_young`` on 518 prompts × 3 backgrounds (the essay case: the released
    GPT-4 AES scores from ``../shared/data`` when present, else simulated integer scores),
    L = 100,000 relabelings, against :func:`wy_numpy`, the same randomisation (a uniform
    permutation of each prompt's 3 labels per resample, pooled raw p, step-down max-T)
    vectorised in numpy, chunked.  Targets: ≤ 100 ms and ≥ 50× numpy, the same adjusted p
    within Monte Carlo error.
-2. ``ipcausal.mmd_permutation_test`` on 825 pairs × r = 5 (precomputed similarities: a
+2. ``ipcausal.stats.mmd_permutation_test`` on 825 pairs × r = 5 (precomputed similarities: a
    Gaussian kernel of random vectors), L = 100,000, against :func:`mmd_numpy` (per-pair split
    tables, a uniform split per pair and resample, vectorised).  Target ≤ 200 ms.
 3. On the released essay scores of every model: the Westfall–Young adjusted p next to
@@ -160,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"Machine: {machine().get('Model name', '?')}, numba threads {machine()['numba threads']}, "
              f"load {machine().get('load average (1, 5, 15 min)', '?')}", ""]
 
-    t_ip = timeit(lambda: ipcausal.westfall_young(y, n_resamples=L, rng=1), repeats=args.repeats)
-    t_cl = timeit(lambda: ipcausal.westfall_young(y, n_resamples=L, rng=1, procedure="closed"), repeats=args.repeats)
+    t_ip = timeit(lambda: ipcausal.stats.westfall_young(y, n_resamples=L, rng=1), repeats=args.repeats)
+    t_cl = timeit(lambda: ipcausal.stats.westfall_young(y, n_resamples=L, rng=1, procedure="closed"), repeats=args.repeats)
     t_np = timeit(lambda: wy_numpy(y, L, 1), repeats=max(1, args.repeats // 3))
     res = t_ip["value"]
     _, adj_np = t_np["value"]
@@ -172,11 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "| implementation | time (median, min–max) | ratio | adjusted p (SAE–AAE, SAE–ESL, AAE–ESL) |",
         "|---|---|---|---|",
-        f"| ipcausal.westfall_young (numba) | {fmt_row(t_ip)} | 1× | "
+        f"| ipcausal.stats.westfall_young (numba) | {fmt_row(t_ip)} | 1× | "
         f"{', '.join(f'{p:.5f}' for p in res.adjusted_pvalues)} |",
         f"| numpy, vectorised (same randomisation) | {fmt_row(t_np)} | {t_np['median'] / t_ip['median']:.0f}× slower | "
         f"{', '.join(f'{p:.5f}' for p in adj_np)} |",
-        f"| ipcausal.westfall_young(procedure=\"closed\") (4 randomisations) | {fmt_row(t_cl)} | "
+        f"| ipcausal.stats.westfall_young(procedure=\"closed\") (4 randomisations) | {fmt_row(t_cl)} | "
         f"{t_cl['median'] / t_ip['median']:.1f}× the step-down | "
         f"{', '.join(f'{p:.5f}' for p in t_cl['value'].adjusted_pvalues)} |",
         "",
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
 
     sim = gaussian_sims(825, 5, 2)
-    t_mmd = timeit(lambda: ipcausal.mmd_permutation_test(sim, n_resamples=L, rng=1), repeats=args.repeats)
+    t_mmd = timeit(lambda: ipcausal.stats.mmd_permutation_test(sim, n_resamples=L, rng=1), repeats=args.repeats)
     t_mnp = timeit(lambda: mmd_numpy(sim, L, 1), repeats=max(1, args.repeats // 3))
     p_ip = t_mmd["value"].pvalue
     p_np = t_mnp["value"]
@@ -194,15 +194,15 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "| implementation | time (median, min–max) | ratio | p |",
         "|---|---|---|---|",
-        f"| ipcausal.mmd_permutation_test (numba) | {fmt_row(t_mmd)} | 1× | {p_ip:.4f} ± {t_mmd['value'].pvalue_se:.4f} |",
+        f"| ipcausal.stats.mmd_permutation_test (numba) | {fmt_row(t_mmd)} | 1× | {p_ip:.4f} ± {t_mmd['value'].pvalue_se:.4f} |",
         f"| numpy, vectorised (same randomisation) | {fmt_row(t_mnp)} | {t_mnp['median'] / t_mmd['median']:.0f}× slower | {p_np:.4f} |",
         "",
     ]
 
     # CPU time on one thread (ipcausal forced serial): the work ratio, robust to a loaded machine
-    c_ip = cpu_time(lambda: ipcausal.westfall_young(y, n_resamples=L, rng=1, _threads=1), args.repeats)
+    c_ip = cpu_time(lambda: ipcausal.stats.westfall_young(y, n_resamples=L, rng=1, _threads=1), args.repeats)
     c_np = cpu_time(lambda: wy_numpy(y, L, 1), max(1, args.repeats // 3))
-    c_mmd = cpu_time(lambda: ipcausal.mmd_permutation_test(sim, n_resamples=L, rng=1, _threads=1), args.repeats)
+    c_mmd = cpu_time(lambda: ipcausal.stats.mmd_permutation_test(sim, n_resamples=L, rng=1, _threads=1), args.repeats)
     c_mnp = cpu_time(lambda: mmd_numpy(sim, L, 1), max(1, args.repeats // 3))
     lines += [
         "CPU time on one thread (smallest of the repeats; ipcausal's kernels forced serial):",
@@ -227,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             ym = essay_scores(model)
             if ym is None:
                 continue
-            wy = ipcausal.westfall_young(ym, n_resamples=L, rng=1)
-            cl = ipcausal.westfall_young(ym, n_resamples=L, rng=1, procedure="closed")
+            wy = ipcausal.stats.westfall_young(ym, n_resamples=L, rng=1)
+            cl = ipcausal.stats.westfall_young(ym, n_resamples=L, rng=1, procedure="closed")
             sf = np.array([permutation_test(ym[:, b] - ym[:, a], method="auto", rng=1).pvalue for a, b in wy.pairs])
             bonf = adjust_pvalues(sf, method="bonferroni")
             holm = adjust_pvalues(sf, method="holm")

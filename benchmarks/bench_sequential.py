@@ -6,7 +6,7 @@ On the released GPT-4 echo-chamber Δ (3,704 pairs; a simulated stream with the 
 −1/0/+1 when ``../shared/data`` is absent):
 
 1. **one stream at once**: the two-sided e-process and confidence sequence over all pairs —
-   ``ipcausal.sequential_update`` (numba kernel, O(1) state; with the empirical-Bernstein CS and
+   ``ipcausal.stats.sequential_update`` (numba kernel, O(1) state; with the empirical-Bernstein CS and
    with the default betting CS) against ``confseq.betting.betting_mart`` (numpy, default
    predictable-mixture bets, the two sides averaged) plus
    ``confseq.predmix.predmix_empbern_twosided_cs`` (its empirical-Bernstein CS);
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ours_stop, theirs_stop = [], []
     for _ in range(args.orders):
         perm = rng.permutation(d.size)
-        res = ipcausal.sequential_test(d[perm], bound=1.0, alpha=ALPHA)
+        res = ipcausal.stats.sequential_test(d[perm], bound=1.0, alpha=ALPHA)
         ours_stop.append(res.stopped_at if res.reject else np.inf)
         if cs is not None:
             with warnings.catch_warnings():

@@ -4,7 +4,7 @@ What it times (one run, side by side, warm: compilation and numpy's first call e
 -------------------------------------------------------------------------------------------
 1. ``ipcausal.stats.trend_test`` on 518 prompts × 3 levels (the essay case's SAE/AAE/ESL
    scores, the released GPT-4 AES scores from ``../shared/data`` when present, else simulated
-   integer scores), L = 100,000 relabelings, against ``ipcausal.westfall_young`` on the same
+   integer scores), L = 100,000 relabelings, against ``ipcausal.stats.westfall_young`` on the same
    array and L (the same relabeling tables and random stream; target: trend ≤ 2× its time),
    and against :func:`trend_numpy`, the same randomisation vectorised in numpy.
 2. ``ipcausal.stats.heterogeneity_test`` on the same array (columns read as cues), same L.
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"Machine: {info.get('Model name', '?')}, numba threads {info['numba threads']}, "
              f"load {info.get('load average (1, 5, 15 min)', '?')}", ""]
     t_tr = timeit(lambda: trend_test(y, n_resamples=L, rng=1), repeats=args.repeats)
-    t_wy = timeit(lambda: ipcausal.westfall_young(y, n_resamples=L, rng=1), repeats=args.repeats)
+    t_wy = timeit(lambda: ipcausal.stats.westfall_young(y, n_resamples=L, rng=1), repeats=args.repeats)
     t_het = timeit(lambda: heterogeneity_test(y, n_resamples=L, rng=1), repeats=args.repeats)
     t_np = timeit(lambda: trend_numpy(y, L, 1), repeats=max(1, args.repeats // 3))
     res = t_tr["value"]
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|",
         f"| ipcausal.stats.trend_test (numba) | {fmt_row(t_tr)} | {ratio:.2f}× "
         f"({'within' if ratio <= 2 else 'OVER'} the 2× target) | {res.pvalue:.5f} ± {res.pvalue_se:.5f} |",
-        f"| ipcausal.westfall_young (numba), same array | {fmt_row(t_wy)} | 1× | {t_wy['value'].pvalue:.5f} (omnibus) |",
+        f"| ipcausal.stats.westfall_young (numba), same array | {fmt_row(t_wy)} | 1× | {t_wy['value'].pvalue:.5f} (omnibus) |",
         f"| ipcausal.stats.heterogeneity_test (numba), same array | {fmt_row(t_het)} | "
         f"{t_het['median'] / t_wy['median']:.2f}× | {t_het['value'].pvalue:.5f} |",
         f"| numpy, vectorised (same randomisation as trend_test) | {fmt_row(t_np)} | "
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     reps = max(3, args.repeats // 2)
     c_tr = cpu_time(lambda: trend_test(y, n_resamples=L, rng=1, _threads=1), reps)
-    c_wy = cpu_time(lambda: ipcausal.westfall_young(y, n_resamples=L, rng=1, _threads=1), reps)
+    c_wy = cpu_time(lambda: ipcausal.stats.westfall_young(y, n_resamples=L, rng=1, _threads=1), reps)
     c_np = cpu_time(lambda: trend_numpy(y, L, 1), 1)
     lines += [
         "CPU time on one thread (smallest of the repeats; the kernels forced serial):",

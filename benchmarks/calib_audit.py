@@ -34,7 +34,7 @@ def main(reps: int = 200, n: int = 40, alpha: float = 0.05) -> None:
             report = ipcausal.audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=4, rng=rep,
                                     batch_size=4, correction=correction, alpha=alpha)
             errors += report.ip_detected
-            sent += report.audit["pairs_sent"]
+            sent += report.audit.pairs_sent
         rate = errors / reps
         se = math.sqrt(alpha * (1 - alpha) / reps)
         row = (f"| {correction} | {reps} | {n} | {rate:.3f} | {se:.3f} | {alpha + 3 * se:.3f} | "

@@ -32,7 +32,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine  # noqa: E402
 
-from ipcausal import equivalence_test, permutation_test  # noqa: E402
+from ipcausal import permutation_test  # noqa: E402
+from ipcausal.stats import equivalence_test
 
 ALPHA = 0.05
 
@@ -64,7 +65,7 @@ def tost_size(reps: int, kind: str) -> tuple[float, str]:
 
 def coverage(reps: int, kind: str, n: int = 100) -> tuple[float, float, str]:
     """Coverage of the inverted 95 % interval, and of the Student t interval on the same datasets."""
-    from ipcausal import mean_ci
+    from ipcausal.stats import mean_ci
 
     hits = hits_t = 0
     ci_method = ""

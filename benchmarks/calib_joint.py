@@ -77,7 +77,8 @@ def _band(hits: int, n: int, one_sided: bool = False) -> str:
 
 
 def fwer(args, lines: list[str]) -> bool:
-    from ipcausal import adjust_pvalues, permutation_test, westfall_young
+    from ipcausal import adjust_pvalues, permutation_test
+    from ipcausal.stats import westfall_young
 
     n_sets, n = args.datasets, 50
     lines += [f"Westfall–Young family-wise error, k = 3, n = {n} prompts, {n_sets:,} H0 datasets, L = {L_CAL}:", "",
@@ -123,7 +124,7 @@ def fwer(args, lines: list[str]) -> bool:
 
 
 def mmd_size(args, lines: list[str]) -> bool:
-    from ipcausal import mmd_permutation_test
+    from ipcausal.stats import mmd_permutation_test
 
     n_sets = args.datasets
     lines += [f"Distribution test size, 20 pairs × r = 5, {n_sets:,} H0 datasets, L = {L_CAL}:", "",
@@ -145,7 +146,8 @@ def mmd_size(args, lines: list[str]) -> bool:
 
 
 def power_joint(args, lines: list[str]) -> None:
-    from ipcausal import adjust_pvalues, permutation_test, westfall_young
+    from ipcausal import adjust_pvalues, permutation_test
+    from ipcausal.stats import westfall_young
 
     n_sets, n = args.power_datasets, 50
     lines += [f"Power, joint test vs Bonferroni/Holm, k = 3, n = {n}, {n_sets:,} datasets, L = {L_CAL}; per cell "
@@ -197,7 +199,8 @@ def power_repeated(args, lines: list[str]) -> None:
 
 
 def power_text(args, lines: list[str]) -> None:
-    from ipcausal import mmd_permutation_test, sign_test
+    from ipcausal import sign_test
+    from ipcausal.stats import mmd_permutation_test
 
     n_sets, n, r = args.power_datasets, 50, 5
     lines += [f"Free text: distribution test vs the study's sign test (median similarity < 0.8, first sample "

@@ -5,7 +5,7 @@ For each kind of H0 stream — continuous bounded (a centred, skewed Beta(2, 5) 
 Likert (the difference of two exchangeable 5-point ratings, |Δ| ≤ 4) and 0/1 (the difference of
 two Bernoulli(0.3) outcomes, |Δ| ≤ 1) — ``--streams`` (default 20,000) seeded streams of
 ``--length`` (default 1,000) pairs are monitored after every pair by the numba kernel (the same
-step as :func:`ipcausal.sequential_test`), with each bet (``method=``) under the mean null, and
+step as :func:`ipcausal.stats.sequential_test`), with each bet (``method=``) under the mean null, and
 the default bet under the symmetry null where the stream is symmetric (Likert, 0/1, and a
 symmetric continuous stream U(−1, 1)³) — these with the empirical-Bernstein CS — and the default
 bet with the (default) betting CS.  A stream counts as rejected when its e-value reached

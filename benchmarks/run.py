@@ -245,7 +245,7 @@ def _corrections_note(holm_ours: float, holm_gc: float) -> None:
 
 
 def bench_sign(args: argparse.Namespace) -> None:
-    from ipcausal import sign_tests
+    from ipcausal.stats import sign_tests
 
     rng = np.random.default_rng(3)
     lo = rng.integers(0, 40, 100_000)

@@ -86,7 +86,7 @@ def stops(d: np.ndarray, orders: np.ndarray, bound: float, method: str = "mixtur
     used = np.empty(len(orders), dtype=np.int64)
     rejected = np.zeros(len(orders), dtype=bool)
     for i, perm in enumerate(orders):
-        res = ipcausal.sequential_test(d[perm], bound=bound, alpha=ALPHA, method=method, null=null,
+        res = ipcausal.stats.sequential_test(d[perm], bound=bound, alpha=ALPHA, method=method, null=null,
                                        alternative=alternative)
         used[i], rejected[i] = res.n, res.reject
     return np.where(rejected, used, -used)  # negative: ran out without a rejection
@@ -149,8 +149,8 @@ def model_row(model: str, groups: dict[str, np.ndarray], orders: np.ndarray) -> 
     p_adj = [min(1.0, m * ipcausal.permutation_test(d, method="exact").pvalue) for d in groups.values()]
     any_rej, k_rej, first, last = [], [], [], []
     for perm in orders:
-        res = [ipcausal.sequential_test(d[perm], bound=60.0, alpha=ALPHA / m, null="symmetry") for d in groups.values()]
-        holm = ipcausal.e_holm([r.e_value for r in res], alpha=ALPHA)
+        res = [ipcausal.stats.sequential_test(d[perm], bound=60.0, alpha=ALPHA / m, null="symmetry") for d in groups.values()]
+        holm = ipcausal.stats.e_holm([r.e_value for r in res], alpha=ALPHA)
         any_rej.append(holm.any_reject)
         k_rej.append(sum(holm.reject))
         stops_ = [r.stopped_at for r in res if r.reject]

@@ -1,8 +1,12 @@
 """ipcausal: does a language model implicitly personalize?
 
 Paired indirect-intervention experiments on language models, with exact and
-fast paired tests.  The public names are imported lazily, so that
-``import ipcausal`` (and the command line) stays fast.
+fast paired tests.  The top level holds the study-level names (test, audit, run, the Report and
+the other return types) and the four statistics the README shows; every other statistic, its
+result type and the sequential machinery live in :mod:`ipcausal.stats` (``ipcausal.stats.e_holm``,
+``ipcausal.stats.SignFlipResult`` …), the warnings in :mod:`ipcausal.study.test` and
+:mod:`ipcausal.study.groups`.  The names are imported lazily, so that ``import ipcausal`` (and the
+command line) stays fast.
 
 Examples
 --------
@@ -10,6 +14,8 @@ Examples
 >>> res = ipcausal.permutation_test([1, 2, 1, 0, 2, 1, 1, 3], method="exact")
 >>> round(res.pvalue, 4)
 0.0156
+>>> round(float(ipcausal.stats.sign_tests([5], [1])[0]), 4)
+0.1094
 """
 
 from __future__ import annotations
@@ -20,82 +26,64 @@ from ipcausal._lazy import lazy_names
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
+# public name -> module that defines it (the TYPE_CHECKING block below names the same; a test checks)
 _LAZY: dict[str, str] = {
+    # the study
     "PairSet": "ipcausal.pairs",
     "test": "ipcausal.study.test",
     "distribution_test": "ipcausal.study.distribution",
-    "Report": "ipcausal.study.results",
-    "GroupResult": "ipcausal.study.results",
-    "reproduce": "ipcausal.study.reproduce",
-    "MonteCarloResolutionWarning": "ipcausal.study.test",
-    "ClusterWarning": "ipcausal.study.groups",
-    "SignFlipResult": "ipcausal.stats.results",
-    "SignTestResult": "ipcausal.stats.results",
-    "PBResult": "ipcausal.stats.results",
-    "MeanCIResult": "ipcausal.stats.results",
-    "EquivalenceResult": "ipcausal.stats.results",
-    "WestfallYoungResult": "ipcausal.stats.results",
-    "MMDTestResult": "ipcausal.stats.results",
-    "westfall_young": "ipcausal.stats.joint",
-    "mmd_permutation_test": "ipcausal.stats.distribution",
-    "similarity_matrices": "ipcausal.stats.distribution",
-    "permutation_test": "ipcausal.stats.permutation",
-    "equivalence_test": "ipcausal.stats.equivalence",
-    "sign_test": "ipcausal.stats.sign",
-    "sign_tests": "ipcausal.stats.sign",
-    "adjust_pvalues": "ipcausal.stats.multitest",
-    "personalization_bias": "ipcausal.stats.summary",
-    "mean_ci": "ipcausal.stats.summary",
+    "audit": "ipcausal.study.audit",
     "run": "ipcausal.study.run",
-    "sequential_test": "ipcausal.stats.sequential",
-    "sequential_sign_test": "ipcausal.stats.sequential",
-    "SequentialState": "ipcausal.stats.betting",
-    "sequential_state": "ipcausal.stats.betting",
-    "sequential_sign_state": "ipcausal.stats.betting",
-    "sequential_update": "ipcausal.stats.betting",
-    "e_holm": "ipcausal.stats.eholm",
-    "e_bonferroni": "ipcausal.stats.eholm",
-    "SequentialTestResult": "ipcausal.stats.results",
-    "SequentialSignResult": "ipcausal.stats.results",
-    "EMultipleResult": "ipcausal.stats.results",
-    "get_backend": "ipcausal.backends",
+    "run_case": "ipcausal.study.cases",
+    "score_pairs": "ipcausal.scoring.pipeline",
     "power": "ipcausal.study.power",
     "placebo": "ipcausal.study.placebo",
-    "score_pairs": "ipcausal.scoring",
-    "run_case": "ipcausal.study.cases",
-    "audit": "ipcausal.study.audit",
-    "trend_test": "ipcausal.stats.ordered",
-    "heterogeneity_test": "ipcausal.stats.ordered",
-    "binomial_test": "ipcausal.stats.binomial",
-    "TrendTestResult": "ipcausal.stats.results_ordered",
-    "HeterogeneityTestResult": "ipcausal.stats.results_ordered",
-    "BinomialTestResult": "ipcausal.stats.results_ordered",
+    "reproduce": "ipcausal.study.reproduce",
+    "compare": "ipcausal.study.compare",
     "probe": "ipcausal.study.probe",
+    "get_backend": "ipcausal.backends",
+    "GenerationConfig": "ipcausal.backends.base",
+    # --- objects (issue 19 items 1-4): Case, get_case, list_cases, get_scorer, RunOptions, AuditSettings go here ---
+    # what they return
+    "Report": "ipcausal.study.results",
+    "GroupResult": "ipcausal.study.results",
+    "AuditRun": "ipcausal.study.audit",
+    "CaseResult": "ipcausal.study.cases",
+    "PowerResult": "ipcausal.study.power",
+    "PlaceboResult": "ipcausal.study.placebo",
     "ProbeResult": "ipcausal.study.probe",
+    "ScoreResult": "ipcausal.scoring.pipeline",
+    # the statistics the README shows (the rest: ipcausal.stats)
+    "permutation_test": "ipcausal.stats.permutation",
+    "sign_test": "ipcausal.stats.sign",
+    "adjust_pvalues": "ipcausal.stats.multitest",
+    "personalization_bias": "ipcausal.stats.summary",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ipcausal.study.groups import ClusterWarning
-    from ipcausal.study.distribution import distribution_test
-    from ipcausal.study.test import MonteCarloResolutionWarning, test
+    from ipcausal import stats
+    from ipcausal.backends import get_backend
+    from ipcausal.backends.base import GenerationConfig
     from ipcausal.pairs import PairSet
-    from ipcausal.study.results import GroupResult, Report
-    from ipcausal.stats.betting import SequentialState, sequential_sign_state, sequential_state, sequential_update
-    from ipcausal.stats.eholm import e_bonferroni, e_holm
-    from ipcausal.stats.results import EMultipleResult, SequentialSignResult, SequentialTestResult
-    from ipcausal.stats.results import MeanCIResult, PBResult, SignFlipResult, SignTestResult
-    from ipcausal.stats.sequential import sequential_sign_test, sequential_test
+    from ipcausal.scoring.pipeline import ScoreResult, score_pairs
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test
-    from ipcausal.stats.sign import sign_test, sign_tests
-    from ipcausal.stats.summary import mean_ci, personalization_bias
-    from ipcausal.stats.binomial import binomial_test
-    from ipcausal.stats.ordered import heterogeneity_test, trend_test
-    from ipcausal.stats.results_ordered import BinomialTestResult, HeterogeneityTestResult, TrendTestResult
+    from ipcausal.stats.sign import sign_test
+    from ipcausal.stats.summary import personalization_bias
+    from ipcausal.study.audit import AuditRun, audit
+    from ipcausal.study.compare import compare
+    from ipcausal.study.cases import CaseResult, run_case
+    from ipcausal.study.distribution import distribution_test
+    from ipcausal.study.placebo import PlaceboResult, placebo
+    from ipcausal.study.power import PowerResult, power
     from ipcausal.study.probe import ProbeResult, probe
+    from ipcausal.study.reproduce import reproduce
+    from ipcausal.study.results import GroupResult, Report
+    from ipcausal.study.run import run
+    from ipcausal.study.test import test
 
 
-__getattr__, __dir__ = lazy_names('ipcausal', _LAZY)
+# ``ipcausal.stats`` after a bare ``import ipcausal`` (a submodule, not in __all__)
+__getattr__, __dir__ = lazy_names("ipcausal", {**_LAZY, "stats": "module"})

@@ -8,7 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from ipcausal import PairSet, adjust_pvalues, mean_ci, permutation_test, personalization_bias, sign_test
+from ipcausal import PairSet, adjust_pvalues, permutation_test, personalization_bias, sign_test
+from ipcausal.stats import mean_ci
 
 HEADER = "pair_id,background_i,background_j,x_i,x_j\n"
 ROW = '{{"pair_id": {k}, "background_i": "US", "background_j": "UK", "x_i": "{x}", "x_j": "b"}}\n'

@@ -59,9 +59,18 @@ def test_graph_is_read() -> None:
     assert "ipcausal.stats._kernels" in _internal(GRAPH["ipcausal.stats.permutation"])
 
 
+#: Leaf helpers of the root package that import nothing of ipcausal (checked below), usable by every layer.
+LEAVES = {"ipcausal._lazy"}
+
+
+def test_leaf_helpers_import_nothing_of_ipcausal() -> None:
+    for leaf in LEAVES:
+        assert not _internal(GRAPH[leaf]), f"{leaf} imports {_internal(GRAPH[leaf])}"
+
+
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.stats")))
 def test_stats_imports_nothing_above_it(module: str) -> None:
-    bad = {t for t in _internal(GRAPH[module]) if not t.startswith("ipcausal.stats")}
+    bad = {t for t in _internal(GRAPH[module]) - LEAVES if not t.startswith("ipcausal.stats")}
     assert not bad, f"{module} imports {bad}"
     assert not any(t == "pandas" or t.startswith("pandas.") for t in GRAPH[module]), module
 
@@ -79,6 +88,68 @@ def test_report_knows_nothing_of_backends(module: str) -> None:
            if t.startswith(("ipcausal.backends", "ipcausal.commands", "ipcausal.cli", "ipcausal.scoring",
                             "ipcausal.study.run", "ipcausal.study.cases"))}
     assert not bad, f"{module} imports {bad}"
+
+
+#: What rendering may read of the layers below it: the Report and its plain text, nothing that tests.
+REPORT_READS = {"ipcausal.study.results", "ipcausal.study.text"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.report")))
+def test_report_reads_only_the_results_and_their_text(module: str) -> None:
+    bad = {t for t in _internal(GRAPH[module]) if not t.startswith("ipcausal.report") and t not in REPORT_READS}
+    assert not bad, f"{module} imports {bad}: rendering reads the Report (study.results, study.text) only"
+    assert "ipcausal" not in GRAPH[module], f"{module} imports the top-level package"
+
+
+def test_commands_holds_only_commands() -> None:
+    """Every module of ipcausal/commands/ is a sub-command of the CLI (``_common``: their shared flags)."""
+    from ipcausal.cli import COMMANDS
+
+    here = {m.rsplit(".", 1)[1] for m in MODULES if m.startswith("ipcausal.commands.")}
+    assert here - {"_common"} == set(COMMANDS), sorted(here.symmetric_difference(COMMANDS))
+    for name in COMMANDS:
+        tree = ast.parse((PKG / "commands" / f"{name}.py").read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert "register" in defined, f"ipcausal/commands/{name}.py has no register(subparsers)"
+
+
+def _lazy_and_typed(init: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The ``_LAZY`` name -> module map of a package's __init__ and its ``if TYPE_CHECKING:`` imports."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    lazy: dict[str, str] = {}
+    typed: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "_LAZY":
+            lazy = ast.literal_eval(node.value)
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom), ast.dump(imp)
+                for a in imp.names:
+                    typed[a.asname or a.name] = str(imp.module)
+    return lazy, typed
+
+
+@pytest.mark.parametrize("package", ["ipcausal", "ipcausal.stats"])
+def test_type_checking_names_are_the_lazy_names(package: str) -> None:
+    """IDEs and type checkers see exactly the names ``__getattr__`` serves, from the same modules."""
+    init = PKG.parent.joinpath(*package.split("."), "__init__.py")
+    lazy, typed = _lazy_and_typed(init)
+    typed = {n: m for n, m in typed.items() if not (m == package and n in {"stats"})}  # submodules offered
+    assert lazy and set(typed) == set(lazy), sorted(set(typed).symmetric_difference(lazy))
+    assert typed == lazy
+    mod = __import__(package, fromlist=["__all__"])
+    assert set(mod.__all__) - {"__version__"} == set(lazy)
+
+
+def test_the_top_level_is_the_study_and_four_statistics() -> None:
+    import ipcausal
+
+    stats = {n for n in ipcausal.__all__ if ipcausal._LAZY.get(n, "").startswith("ipcausal.stats")}
+    assert stats == {"permutation_test", "sign_test", "adjust_pvalues", "personalization_bias"}
+    for name in ("e_holm", "sequential_update", "SignFlipResult", "westfall_young", "sign_tests"):
+        assert name not in ipcausal.__all__ and hasattr(ipcausal.stats, name)
+        with pytest.raises(AttributeError, match=name):
+            getattr(ipcausal, name)
 
 
 def test_numba_only_in_the_kernels() -> None:
@@ -119,6 +190,7 @@ def test_no_import_cycles() -> None:
 def test_statistics_load_without_pandas() -> None:
     code = ("import sys, ipcausal.stats\n"
             "from ipcausal import permutation_test, sign_test, adjust_pvalues\n"
+            "from ipcausal.stats import e_holm, sign_tests\n"
             "permutation_test([1.0, 2.0, -0.5], method='exact'); sign_test([0.1, 0.9, 0.4], m0=0.5)\n"
             "adjust_pvalues([0.01, 0.2], 'holm')\n"
             "print('pandas' in sys.modules)")

@@ -150,16 +150,16 @@ def read_global_opinions(path: str | os.PathLike[str], manifest: Manifest | None
 
 
 def _pair_from_prompt(prompt: str, question: str, options: list[str] | None, backend: Any, rng: np.random.Generator,
-                      seed: int, man: Manifest, item_id: str, max_tokens: int = 160,
+                      man: Manifest, item_id: str, max_tokens: int = 160,
                       max_attempts: int = 3) -> tuple[str, str, str, list[str]] | None:
     """(x_us, x_uk, generator, markers) for one prompt, or None (recorded in the manifest)."""
     from ipcausal.interventions import compose_with_markers, frame_with_markers, swap_markers
 
     to_uk = swap_markers(prompt, to="uk")
     if to_uk is not None:
-        return prompt, to_uk.text, "swap_markers", [c.new for c in to_uk.changes]
+        return prompt, to_uk.text, "swap_markers", [c.new for c in to_uk.swaps]
     if backend is not None:
-        r = compose_with_markers(question, backend, "uk", rng=rng, seed=seed, max_tokens=max_tokens,
+        r = compose_with_markers(question, backend, "uk", rng=rng, max_tokens=max_tokens,
                                  max_attempts=max_attempts)
         if r.ok:
             opts_uk = [(swap_markers(o, to="uk") or _Same(o)).text for o in (options or [])]
@@ -284,7 +284,7 @@ def build_ambrqa(
             items = items[:limit]
         for it in items:
             prompt = choice_prompt(it["question"], it["options"])
-            made = _pair_from_prompt(prompt, it["question"], it["options"], backend, gen, seed, man, it["item_id"],
+            made = _pair_from_prompt(prompt, it["question"], it["options"], backend, gen, man, it["item_id"],
                                      max_tokens, max_attempts)
             if made is None:  # pragma: no cover - framing always applies
                 man.skip("no marker generator applied", it["item_id"])
@@ -326,10 +326,10 @@ def build_ambrqa(
                 "answer_type": "open", "n_options": None, "dist_us": None, "dist_uk": None, "majority_us": None,
                 "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None, "source": "stylish",
                 "uk_key": None, "category": None, "domain": q["domain"], "generator": how,
-                "markers": json.dumps([c.old for c in us.changes], ensure_ascii=False),
+                "markers": json.dumps([c.old for c in us.swaps], ensure_ascii=False),
                 "country_cues": json.dumps(cues) if cues else None,
             }
-            if not check_record(rec, man, on_problem, [(c.old, c.new) for c in us.changes]):
+            if not check_record(rec, man, on_problem, [(c.old, c.new) for c in us.swaps]):
                 continue
             man.counts[f"generator:{how}"] += 1
             if cues:
@@ -338,11 +338,11 @@ def build_ambrqa(
         man.counts["stylish_pairs"] = sum(1 for r in records if r["source"] == "stylish")
     if make_factual:
         qs = generate_factual_questions(backend, topics_per_domain=topics_per_domain,
-                                        questions_per_topic=questions_per_topic, seed=seed, manifest=man,
+                                        questions_per_topic=questions_per_topic, rng=seed, manifest=man,
                                         max_tokens=max(max_tokens, 120))
         man.counts["factual_questions_generated"] = len(qs)
         for q in qs:
-            r = compose_with_markers(q["question"], backend, "uk", rng=gen, seed=seed, max_tokens=max_tokens,
+            r = compose_with_markers(q["question"], backend, "uk", rng=gen, max_tokens=max_tokens,
                                      max_attempts=max_attempts)
             if not r.ok:
                 man.skip("compose_with_markers failed validation", q["item_id"], list(r.failures))

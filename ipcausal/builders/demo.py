@@ -119,7 +119,7 @@ def build_demo(
                    "options": json.dumps(it["options"], ensure_ascii=False) if it.get("options") else None,
                    "n_options": len(it["options"]) if it.get("options") else None,
                    "generator": "swap_markers",
-                   "markers": json.dumps([c.new for c in sw.changes], ensure_ascii=False)}
+                   "markers": json.dumps([c.new for c in sw.swaps], ensure_ascii=False)}
             if check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
                 records.append(rec)
     elif key == "education":

@@ -151,7 +151,7 @@ def essay_pairs_from_prompts(
                 texts[s] = r.text
                 info[s] = {"generator": "esl_errors", "edits": [list(e) for e in r.edits]}
             else:
-                g = style_transfer(sae, backend, s, n_errors=n_errors, seed=seed, max_tokens=max_tokens,
+                g = style_transfer(sae, backend, s, n_errors=n_errors, rng=seed, max_tokens=max_tokens,
                                    max_attempts=max_attempts)
                 if not g.ok:
                     man.skip(f"style_transfer:{s} failed validation", f"{pid}:{s}", list(g.failures))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.builders.manifest import Manifest
+from ipcausal.stats._validate import int_seed
 
 __all__ = ["DOMAINS", "PAPER_FACTUAL_COUNTS", "read_stylish_questions", "generate_factual_questions"]
 
@@ -72,12 +73,13 @@ def read_stylish_questions(
 
 
 def generate_factual_questions(backend: Any, *, domains: tuple[str, ...] = DOMAINS, topics_per_domain: int = 2,
-                               questions_per_topic: int = 2, seed: int = 0, manifest: Manifest | None = None,
+                               questions_per_topic: int = 2, rng: Any = 0, manifest: Manifest | None = None,
                                max_tokens: int = 200) -> list[dict[str, Any]]:
     """LLM-generated factual questions whose right answer differs for American and British users.
 
     Two steps per domain: topics (one per line), then questions per topic (one per line,
-    ending with '?').  Unparsable or empty outputs are recorded in ``manifest``.
+    ending with '?').  Unparsable or empty outputs are recorded in ``manifest``.  ``rng`` (int,
+    Generator or None) gives the sampling seed sent to the backend: the int itself, or one drawn.
 
     Returns
     -------
@@ -90,7 +92,7 @@ def generate_factual_questions(backend: Any, *, domains: tuple[str, ...] = DOMAI
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"`{name}` must be a positive integer, got {v!r}")
     man = manifest or Manifest("factual")
-    cfg = GenerationConfig(max_tokens=max_tokens, temperature=0.0, seed=seed)
+    cfg = GenerationConfig(max_tokens=max_tokens, temperature=0.0, seed=int_seed(rng))
     out: list[dict[str, Any]] = []
     for d in domains:
         raw = chat(backend, f"List {topics_per_domain} everyday topics about {d} on which daily life differs "

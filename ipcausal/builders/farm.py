@@ -19,6 +19,7 @@ from typing import Any
 from ipcausal._jsonl import iter_objects
 from ipcausal.builders.manifest import BuildResult, Manifest, belief_allowed, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
+from ipcausal.stats._validate import int_seed
 
 __all__ = ["SUBSETS", "STATEMENT_DOMAINS", "read_farm", "build_farm", "generate_statements"]
 
@@ -111,11 +112,13 @@ _STATEMENT_PROMPT = (
 )
 
 
-def generate_statements(item: dict[str, Any], backend: Any, domain: str = "same", *, seed: int = 0,
+def generate_statements(item: dict[str, Any], backend: Any, domain: str = "same", *, rng: Any = 0,
                         max_attempts: int = 2, max_tokens: int = 120) -> tuple[str, str] | list[str]:
     """Ask ``backend`` for a (true, false) statement pair for one Farm item.
 
-    Returns the pair, or the list of failure reasons when every attempt failed.
+    ``rng`` (int, Generator or None) gives the base sampling seed (attempt k uses seed + k): the
+    int itself, or one drawn.  Returns the pair, or the list of failure reasons when every attempt
+    failed.
     """
     from ipcausal.backends.base import GenerationConfig, chat
 
@@ -126,6 +129,7 @@ def generate_statements(item: dict[str, Any], backend: Any, domain: str = "same"
     answer = item["options"][item["correct_options"][0] - 1]
     prompt = _STATEMENT_PROMPT.format(question=item["question"], answer=answer, where=where)
     reasons = []
+    seed = int_seed(rng)
     for k in range(max_attempts):
         cfg = GenerationConfig(max_tokens=max_tokens, temperature=0.0 if k == 0 else 0.8, seed=seed + k)
         try:
@@ -152,7 +156,7 @@ def build_farm(
     backend: Any = None,
     domains: tuple[str, ...] = STATEMENT_DOMAINS,
     limit: int | None = None,
-    seed: int = 0,
+    rng: int | Any = 0,
     drop_identical: bool = False,
     max_tokens: int = 120,
     on_problem: str = "drop",
@@ -170,8 +174,8 @@ def build_farm(
         Statement domains to pair (one pair per item and domain).
     limit : int, optional
         Use only the first ``limit`` items per file.
-    seed : int, default 0
-        Sampling seed for generated statements.
+    rng : int, numpy.random.Generator or None, default 0
+        Gives the sampling seed of the generated statements (the int itself, or one drawn).
     drop_identical : bool, default False
         Skip the pairs whose true and false statements are the same text (a few in the
         released statements); by default they are kept with ``statements_identical=True``
@@ -212,6 +216,7 @@ def build_farm(
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
     on_problem = validate_on_problem(on_problem)
+    seed = int_seed(rng)
     man = Manifest("farm", settings={"domains": list(domains), "limit": limit, "seed": seed, "max_tokens": max_tokens,
                                      "on_problem": on_problem,
                                      "backend": None if backend is None else f"{getattr(backend, 'kind', '?')}:"
@@ -236,7 +241,7 @@ def build_farm(
                 if backend is None:
                     man.skip(f"no {d}-domain statements in the item and no backend to write them", it["item_id"])
                     continue
-                got = generate_statements(it, backend, d, seed=seed, max_tokens=max_tokens)
+                got = generate_statements(it, backend, d, rng=seed, max_tokens=max_tokens)
                 if isinstance(got, list):
                     man.skip("statement generation failed", f"{it['item_id']}:{d}", got)
                     continue

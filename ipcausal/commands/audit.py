@@ -93,9 +93,9 @@ def summary_lines(run: Any, *, price_input: float | None = None, price_output: f
     from ipcausal.study.text import format_p, text_table
 
     r = run.report
-    rows = [[g.group, f"{g.n_sent}/{g.n_available}", str(g.stop_reason), f"{g.e_value:.4g}", format_p(g.pvalue),
+    rows = [[g.group, f"{q.n_sent}/{q.n_available}", q.stop_reason, f"{q.e_value:.4g}", format_p(g.pvalue),
              format_p(g.pvalue_adjusted), f"{g.effect:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]"]
-            for g in r.groups]
+            for g in r.groups if (q := g.sequential) is not None]
     lines = text_table(rows, ["pair", "pairs sent", "stopped", "e-value", "p", "p adj", "effect", "CS"])
     c = run.counts
     share = c["requests_saved"] / c["requests_full"] if c["requests_full"] else 0.0
@@ -109,7 +109,8 @@ def summary_lines(run: Any, *, price_input: float | None = None, price_output: f
         lines.append(f"cost of the pairs sent: {spent:.4f}; the full design, extrapolated: {full:.4f}; "
                      f"saved: {full - spent:.4f} (new tokens in this run cost {s.cost:.4f})")
     verdict = "YES" if r.ip_detected else "no"
-    lines.append(f"implicit personalization detected: {verdict} (stopped: {r.audit.get('stopped')})")
+    stopped = r.audit.stopped if r.audit is not None else None
+    lines.append(f"implicit personalization detected: {verdict} (stopped: {stopped})")
     return lines
 
 

@@ -167,7 +167,7 @@ def _farm(args: argparse.Namespace) -> int:
     if not Path(args.source).exists():
         raise CliError(f"{args.source}: no such directory (expected the Farm JSONL files)")
     domains = tuple(s.strip() for s in args.domains.split(",") if s.strip())
-    res = build_farm(args.source, backend=_backend(args), domains=domains, limit=args.limit, seed=args.seed,
+    res = build_farm(args.source, backend=_backend(args), domains=domains, limit=args.limit, rng=args.seed,
                      drop_identical=args.drop_identical, max_tokens=args.max_tokens or 120,
                      on_problem=args.on_problem)
     return _finish(res, args, "farm")

@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.study.reproduce import md_lines, reproduce
 
     cases = tuple(args.cases)
-    rep = reproduce(args.released, cases=cases, alpha=args.alpha, n_resamples_paper=args.resamples, seed=args.seed)
+    rep = reproduce(args.released, cases=cases, alpha=args.alpha, n_resamples_paper=args.resamples, rng=args.seed)
     out = [rep.to_markdown(), "### IP verdict per model (stated: Bonferroni within each model; paper-compat: "
            "any uncorrected rejection)", ""]
     v = rep.verdicts()

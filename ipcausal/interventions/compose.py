@@ -25,6 +25,7 @@ from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.markers import VARIETIES, find_markers, marker_lexicon, swap_markers
 from ipcausal.interventions.semantic import semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
+from ipcausal.stats._validate import int_seed
 
 __all__ = ["COMPOSE_SPEC", "FRAME_SPEC", "COMPOSE_MIN_SIMILARITY", "MARKER_FRAMES",
            "compose_with_markers", "frame_with_markers"]
@@ -86,7 +87,7 @@ def _pair_extra(text_in_variety: str, variety: str) -> dict[str, object] | None:
     if counter is None:
         return None
     return {"variety": variety, variety: text_in_variety, _other(variety): counter.text,
-            "markers": [c.old for c in counter.changes], "changes": [list(c) for c in counter.changes]}
+            "markers": [c.old for c in counter.swaps], "edits": [list(c) for c in counter.edits]}
 
 
 def frame_with_markers(question: str, *, variety: str = "uk", rng: int | np.random.Generator | None = None) -> GeneratedText:
@@ -121,8 +122,8 @@ def frame_with_markers(question: str, *, variety: str = "uk", rng: int | np.rand
     assert uk is not None  # every frame carries unambiguous markers (tested)
     uk_text = uk.text
     extra = {"variety": variety, "uk": uk_text, "us": us_text, "frame": frame,
-             "markers": [c.new for c in uk.changes] if variety == "uk" else [c.old for c in uk.changes],
-             "changes": [list(c) for c in uk.changes]}
+             "markers": [c.new for c in uk.swaps] if variety == "uk" else [c.old for c in uk.swaps],
+             "edits": [list(c) for c in uk.edits]}
     return GeneratedText(extra[variety], question, "frame_with_markers", 1, (), None, extra)
 
 
@@ -154,7 +155,6 @@ def compose_with_markers(
     max_attempts: int = 3,
     min_similarity: float = COMPOSE_MIN_SIMILARITY,
     rng: int | np.random.Generator | None = None,
-    seed: int = 0,
     max_tokens: int = 160,
 ) -> GeneratedText:
     """Have an LLM rewrite ``question`` with culture markers of ``variety``; make the counterpart.
@@ -177,9 +177,8 @@ def compose_with_markers(
     min_similarity : float, default :data:`COMPOSE_MIN_SIMILARITY`
         Embedding similarity to the input an output must reach (when the model is installed).
     rng : int, numpy.random.Generator or None
-        Draws the offered words.
-    seed : int, default 0
-        Base sampling seed.
+        Draws the offered words, then gives the base sampling seed sent to the backend (attempt
+        k uses seed + k): the int itself, or one drawn from the Generator after the words.
     max_tokens : int, default 160
         Generation limit per attempt.
 
@@ -187,7 +186,7 @@ def compose_with_markers(
     -------
     GeneratedText
         ``.text`` is the accepted question in ``variety``; ``.extra`` holds ``"uk"``,
-        ``"us"`` (the pair), ``"markers"`` and ``"changes"``.  On failure ``.text`` is
+        ``"us"`` (the pair), ``"markers"`` and ``"edits"``.  On failure ``.text`` is
         ``None`` and ``.failures`` lists one reason per attempt.
 
     Examples
@@ -212,6 +211,7 @@ def compose_with_markers(
     everyday = lex[(lex["category"] == "vocabulary") | lex["uk"].isin(_COMMON_SPELLING)]
     pool = sorted(w for w in everyday[variety] if not w.isupper())
     words = [pool[i] for i in gen.choice(len(pool), size=min(n_words, len(pool)), replace=False)]
+    seed = int_seed(rng if isinstance(rng, (int, np.integer)) else gen)
     prompt = _TEMPLATE.format(n=min_markers, words=", ".join(words), question=question.strip())
     failures: list[str] = []
     for k in range(attempts):

@@ -70,22 +70,26 @@ class MarkerSwap:
         The input text.
     to : str
         The target variety (``"uk"`` or ``"us"``).
-    changes : tuple of MarkerChange
-        ``(start, end, old, new)`` per marker substitution; positions refer to ``original``.
+    swaps : tuple of MarkerChange
+        ``(start, end, old, new)`` per marker word swapped; positions refer to ``original``.
     articles : tuple of MarkerChange
         Indefinite articles changed to agree with the new word ("an" → "a" before
         "apartment" → "flat"), in the same form; positions refer to ``original``.
+
+    ``edits`` is the generator's record, as on every generator's result
+    (:class:`~ipcausal.interventions.aae.AAEResult`, :class:`~ipcausal.interventions.esl.EslResult`):
+    the swaps with each article joined to its word.
     """
 
     text: str
     original: str
     to: str
-    changes: tuple[MarkerChange, ...] = field(default_factory=tuple)
+    swaps: tuple[MarkerChange, ...] = field(default_factory=tuple)
     articles: tuple[MarkerChange, ...] = field(default_factory=tuple)
 
     @property
     def edits(self) -> tuple[MarkerChange, ...]:
-        """The changes with each article edit joined to the word after it.
+        """Every edit: the swaps, with each article edit joined to the word after it.
 
         ``("an apartment", "a flat")`` instead of ``("apartment", "flat")`` and ``("an", "a")``:
         the spans a checker should treat as the declared edit.
@@ -94,14 +98,14 @@ class MarkerSwap:
         --------
         >>> from ipcausal.interventions import swap_markers
         >>> r = swap_markers("We rent an apartment.", to="uk")
-        >>> r.changes, r.articles
+        >>> r.swaps, r.articles
         ((MarkerChange(start=11, end=20, old='apartment', new='flat'),), (MarkerChange(start=8, end=10, old='an', new='a'),))
         >>> r.edits
         (MarkerChange(start=8, end=20, old='an apartment', new='a flat'),)
         """
         out: list[MarkerChange] = []
         arts = list(self.articles)
-        for c in self.changes:
+        for c in self.swaps:
             if arts and arts[0].end <= c.start and not self.original[arts[0].end:c.start].strip():
                 a = arts.pop(0)
                 gap = self.original[a.end:c.start]
@@ -117,7 +121,8 @@ class MarkerSwap:
 
     def to_dict(self) -> dict[str, object]:
         return {"text": self.text, "original": self.original, "to": self.to,
-                "changes": [list(c) for c in self.changes], "articles": [list(c) for c in self.articles]}
+                "edits": [list(c) for c in self.edits], "swaps": [list(c) for c in self.swaps],
+                "articles": [list(c) for c in self.articles]}
 
 
 # --------------------------------------------------------------------------- lexicon
@@ -266,7 +271,7 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     Returns
     -------
     MarkerSwap or None
-        The rewritten text with its changes, or ``None`` when no marker occurs (the
+        The rewritten text with its edits, or ``None`` when no marker occurs (the
         generator does not apply).  An indefinite article right before a swapped word
         is made to agree with the new word ("an apartment" → "a flat", "a cashpoint" →
         "an ATM") when it agreed with the old one; those edits are in ``.articles``.
@@ -277,7 +282,7 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     >>> r = swap_markers("What COLOR is the truck's trunk? Gray.", to="uk")
     >>> r.text
     "What COLOUR is the lorry's trunk? Grey."
-    >>> r.changes[0]
+    >>> r.swaps[0]
     MarkerChange(start=5, end=10, old='COLOR', new='COLOUR')
     >>> swap_markers("Colorado is entirely landlocked.", to="uk") is None
     True
@@ -290,7 +295,7 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     if not isinstance(include_ambiguous, bool):
         raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
     table = _table(to, include_ambiguous)
-    changes: list[MarkerChange] = []
+    swaps: list[MarkerChange] = []
     articles: list[MarkerChange] = []
     parts: list[str] = []
     last = 0
@@ -311,11 +316,11 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
         parts.append(text[last:m.start()])
         parts.append(new)
         last = m.end()
-        changes.append(MarkerChange(m.start(), m.end(), m.group(0), new))
-    if not changes:
+        swaps.append(MarkerChange(m.start(), m.end(), m.group(0), new))
+    if not swaps:
         return None
     parts.append(text[last:])
-    return MarkerSwap(text="".join(parts), original=text, to=to, changes=tuple(changes), articles=tuple(articles))
+    return MarkerSwap(text="".join(parts), original=text, to=to, swaps=tuple(swaps), articles=tuple(articles))
 
 
 def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) -> list[str]:
@@ -345,4 +350,4 @@ def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) ->
         raise ValueError(f"`variety` must be one of {VARIETIES}, got {variety!r}")
     other = "us" if variety == "uk" else "uk"
     swap = swap_markers(text, to=other, include_ambiguous=include_ambiguous)
-    return [] if swap is None else [c.old for c in swap.changes]
+    return [] if swap is None else [c.old for c in swap.swaps]

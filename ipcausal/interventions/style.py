@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ipcausal.backends.base import Backend
 from ipcausal.interventions._llm import GeneratedText, ask, check_attempts, check_backend, clean_output
 from ipcausal.interventions._util import is_question_like
 from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.semantic import MEANING_THRESHOLD, semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
+from ipcausal.stats._validate import int_seed
 
 __all__ = ["STYLES", "STYLE_SPEC", "STYLE_TEMPLATES", "style_transfer"]
 
@@ -93,7 +96,7 @@ def style_transfer(
     n_errors: int = 3,
     max_attempts: int = 3,
     min_similarity: float = MEANING_THRESHOLD,
-    seed: int = 0,
+    rng: int | np.random.Generator | None = 0,
     max_tokens: int = 256,
 ) -> GeneratedText:
     """Rewrite ``text`` in another English style with an LLM, validated and retried.
@@ -112,8 +115,9 @@ def style_transfer(
         Generations tried before the item is recorded as failed.
     min_similarity : float, default :data:`MEANING_THRESHOLD`
         Embedding cosine similarity an output must reach (checked when the model is installed).
-    seed : int, default 0
-        Base sampling seed (attempt k uses ``seed + k``).
+    rng : int, numpy.random.Generator or None, default 0
+        The base sampling seed sent to the backend (attempt k uses seed + k): the int itself, or
+        one drawn from the Generator (``None``: fresh).
     max_tokens : int, default 256
         Generation limit per attempt.
 
@@ -141,8 +145,7 @@ def style_transfer(
     attempts = check_attempts(max_attempts)
     if not isinstance(min_similarity, (int, float)) or not -1.0 <= float(min_similarity) <= 1.0:
         raise ValueError(f"`min_similarity` must be a number in [-1, 1], got {min_similarity!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"`seed` must be an int, got {type(seed).__name__}")
+    seed = int_seed(rng)
     prompt = STYLE_TEMPLATES[style].format(text=text.strip(), n_errors=n_errors)
     failures: list[str] = []
     for k in range(attempts):

@@ -68,11 +68,13 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
                      f"[{g.ci_low:.4g}, {g.ci_high:.4g}]", format_p(g.pvalue), format_p(g.pvalue_adjusted),
                      "yes" if g.reject else "no"])
         if report.margin is not None:
-            rows[-1].append(str(g.equivalence))
+            rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
     if report.method == "sequential":  # an audit: pairs sent of those available, why it stopped, the e-value
         header += ["pairs sent", "stopped", "e-value"]
         for row, g in zip(rows, report.groups):
-            row += [f"{g.n_sent}/{g.n_available}", str(g.stop_reason), f"{g.e_value:.4g}"]
+            q = g.sequential
+            row += ([f"{q.n_sent}/{q.n_available}", q.stop_reason, f"{q.e_value:.4g}"] if q is not None
+                    else ["", "", ""])
     return header, rows
 
 
@@ -121,7 +123,7 @@ def _figures(s: Section, plots: Any) -> list[tuple[str, str]]:
         figs.append(("mean outcome per background, PB", plots.fig_backgrounds(r)))
     if r.groups:
         figs.append(("adjusted p-values, background × background", plots.fig_matrix(r)))
-    if r.groups and any(len(g.path_n) for g in r.groups):
+    if any(g.sequential is not None and len(g.sequential.path_n) for g in r.groups):
         figs.append(("e-process of each background pair over the pairs sent (log scale), with 1/α",
                      plots.fig_eprocess(r)))
     return figs

@@ -105,7 +105,7 @@ def _values(dist: Any) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _known(model: str) -> bool:
-    from ipcausal.study.test import UNKNOWN_MODEL
+    from ipcausal.study.results import UNKNOWN_MODEL
 
     return model != UNKNOWN_MODEL
 
@@ -250,10 +250,11 @@ def fig_eprocess(report: Any) -> str:
     _, fig, axes = _grid(len(models))
     level = 1.0 / report.alpha
     for ax, model in zip(axes, models):
-        fam = [g for g in report.groups if g.model == model and len(g.path_n)]
+        fam = [g for g in report.groups if g.model == model and g.sequential is not None and len(g.sequential.path_n)]
         for g in fam:
-            ax.step(g.path_n, np.maximum(np.asarray(g.path_e, dtype=float), 1e-300), where="post",
-                    label=f"{g.group}: {g.stop_reason}")
+            q = g.sequential
+            ax.step(q.path_n, np.maximum(np.asarray(q.path_e, dtype=float), 1e-300), where="post",
+                    label=f"{g.group}: {q.stop_reason}")
         ax.set_yscale("log")
         ax.axhline(level, color="#c44e52", lw=1.2, ls="--", label=f"1/α = {level:g}")
         m = len(fam)

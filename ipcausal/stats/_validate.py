@@ -114,6 +114,23 @@ def as_generator(rng: Any) -> np.random.Generator:
     raise TypeError(f"`rng` must be None, a non-negative int or a numpy.random.Generator, got {rng!r}")
 
 
+def int_seed(rng: Any) -> int:
+    """An integer seed from ``rng``: the int itself, else one drawn from the Generator (``None``: fresh).
+
+    For seeds that leave the package (a backend's sampling seed, a seed recorded beside a result):
+    ``rng=5`` gives 5, so an int ``rng`` means what a ``seed=5`` meant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> int_seed(5), 0 <= int_seed(np.random.default_rng(0)) < 2**31 - 1
+    (5, True)
+    """
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
+        return int(rng)
+    return int(as_generator(rng).integers(2**31 - 1))
+
+
 def seed_from(rng: Any) -> int:
     """A 63-bit integer seed drawn from ``rng`` (for the counter-based kernels)."""
     return int(as_generator(rng).integers(0, 2**63 - 1))

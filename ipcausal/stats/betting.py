@@ -50,7 +50,7 @@ class SequentialState:
     Examples
     --------
     >>> import json
-    >>> from ipcausal import SequentialState, sequential_state, sequential_update
+    >>> from ipcausal.stats import SequentialState, sequential_state, sequential_update
     >>> st = sequential_update(sequential_state(bound=1), [1, 1, 0, 1, 1, 1, -1, 1] * 4)
     >>> st.reject, st.stop_seen, st.n_seen, round(st.result().e_value, 1)
     (True, 18, 32, 29.4)
@@ -297,7 +297,7 @@ def sequential_sign_state(*, m0: float = 0.0, alpha: float = 0.05, alternative: 
 
     Examples
     --------
-    >>> from ipcausal import sequential_sign_state, sequential_update
+    >>> from ipcausal.stats import sequential_sign_state, sequential_update
     >>> st = sequential_update(sequential_sign_state(m0=0.8, alternative="less"), [0.5, 0.8, 0.2, 0.9])
     >>> st.n_seen, st.n_ties, st.n, round(st.ci_low, 3), round(st.ci_high, 3)
     (4, 1, 3, 0.075, 1.0)

@@ -68,7 +68,7 @@ def e_bonferroni(e_values: Any, *, alpha: float = 0.05) -> EMultipleResult:
 
     Examples
     --------
-    >>> from ipcausal import e_bonferroni
+    >>> from ipcausal.stats import e_bonferroni
     >>> e_bonferroni([200, 60, 1, 0.2], alpha=0.05).reject
     (True, False, False, False)
     """
@@ -96,7 +96,7 @@ def e_holm(e_values: Any, *, alpha: float = 0.05) -> EMultipleResult:
 
     Examples
     --------
-    >>> from ipcausal import e_holm
+    >>> from ipcausal.stats import e_holm
     >>> res = e_holm([200, 60, 1, 0.2], alpha=0.05)
     >>> res.reject, [round(a, 2) for a in res.e_adjusted]
     ((True, True, False, False), [65.3, 20.4, 0.6, 0.2])

@@ -83,7 +83,7 @@ def equivalence_test(
 
     Examples
     --------
-    >>> from ipcausal import equivalence_test
+    >>> from ipcausal.stats import equivalence_test
     >>> d = [0, 1, -1, 0, 0, 1, -1, 0, 1, 0, -1, 0, 0, 1, -1, 0] * 4
     >>> res = equivalence_test(d, margin=0.5)
     >>> res.equivalent, res.method, res.pvalue < 1e-6

@@ -207,7 +207,7 @@ def compare_models(
     H0 (joint): no model differs, i.e. each pair's m effects are exchangeable across the models.
     The unit of randomisation is the pair (the cluster with ``clusters``): its m model labels are
     permuted, all m! relabelings equally likely — the Westfall–Young joint test of
-    :func:`ipcausal.westfall_young` with models in place of backgrounds (module docstring).  Per
+    :func:`ipcausal.stats.westfall_young` with models in place of backgrounds (module docstring).  Per
     model pair (a, b): D = Δ^a − Δ^b, its Westfall–Young adjusted p, and the paired sign-flip
     test of D with its inverted interval.  With two models everything is the paired sign-flip
     test of D (exact at any n on a lattice).
@@ -233,7 +233,7 @@ def compare_models(
     confidence_level : float
         Level of each model pair's interval for mean D (per comparison).
     procedure : {"step-down", "closed"}
-        The Westfall–Young form for m ≥ 3 (:func:`ipcausal.westfall_young`).
+        The Westfall–Young form for m ≥ 3 (:func:`ipcausal.stats.westfall_young`).
 
     Returns
     -------

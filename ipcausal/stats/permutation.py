@@ -219,7 +219,7 @@ def permutation_test(
         was inverted: ``"exact-inversion"``, ``"exact-lattice-inversion"``,
         ``"monte-carlo-inversion"`` with the same sign vectors as the Monte Carlo p,
         ``"saddlepoint-inversion"``; :mod:`ipcausal.stats.intervals`).  It may be infinite
-        when n is so small that no p reaches α.  The Student t interval is :func:`ipcausal.mean_ci`.
+        when n is so small that no p reaches α.  The Student t interval is :func:`ipcausal.stats.mean_ci`.
 
     Returns
     -------

@@ -117,7 +117,7 @@ class PBResult(Result):
 
 @dataclass(frozen=True)
 class MeanCIResult(Result):
-    """Result of :func:`ipcausal.mean_ci`: ``statistic`` = mean, a Student t interval around it."""
+    """Result of :func:`ipcausal.stats.mean_ci`: ``statistic`` = mean, a Student t interval around it."""
 
     statistic: float
     ci_low: float
@@ -129,7 +129,7 @@ class MeanCIResult(Result):
 
 @dataclass(frozen=True)
 class EquivalenceResult(Result):
-    """Result of :func:`ipcausal.equivalence_test`: two one-sided sign-flip tests (TOST).
+    """Result of :func:`ipcausal.stats.equivalence_test`: two one-sided sign-flip tests (TOST).
 
     H0: |mean(Δ)| ≥ ``margin`` against H1: |mean(Δ)| < ``margin``.  ``pvalue`` is the larger of
     ``pvalue_lower`` (the test of Δ + margin, H1 mean > −margin) and ``pvalue_upper`` (Δ −
@@ -159,7 +159,7 @@ class EquivalenceResult(Result):
 
 @dataclass(frozen=True)
 class SequentialTestResult(Result):
-    """Result of :func:`ipcausal.sequential_test`: a betting e-process monitored after every pair.
+    """Result of :func:`ipcausal.stats.sequential_test`: a betting e-process monitored after every pair.
 
     Read as the report of an auditor who looked after every pair and stopped at the first time
     the e-value reached 1/α.  ``reject`` is whether it did; ``stopped_at`` the pairs seen then
@@ -191,7 +191,7 @@ class SequentialTestResult(Result):
 
 @dataclass(frozen=True)
 class SequentialSignResult(Result):
-    """Result of :func:`ipcausal.sequential_sign_test`, the sign test's anytime-valid twin.
+    """Result of :func:`ipcausal.stats.sequential_sign_test`, the sign test's anytime-valid twin.
 
     Bets on 1{s < m0} among the values that differ from m0 (ties dropped, counted in
     ``n_ties``).  ``stopped_at`` counts every value seen, ties included (each was a paid
@@ -222,7 +222,7 @@ class SequentialSignResult(Result):
 
 @dataclass(frozen=True)
 class EMultipleResult(Result):
-    """Result of :func:`ipcausal.e_holm` and :func:`ipcausal.e_bonferroni` (family-wise error ≤ α
+    """Result of :func:`ipcausal.stats.e_holm` and :func:`ipcausal.stats.e_bonferroni` (family-wise error ≤ α
     under any dependence between the e-values).
 
     ``e_adjusted[k]`` is the adjusted e-value of hypothesis k; ``reject[k]`` is
@@ -246,7 +246,7 @@ class EMultipleResult(Result):
 
 @dataclass(frozen=True)
 class WestfallYoungResult(Result):
-    """Result of :func:`ipcausal.westfall_young`, the joint test across backgrounds.
+    """Result of :func:`ipcausal.stats.westfall_young`, the joint test across backgrounds.
 
     ``pvalue`` is the omnibus p for "no background matters" (single-step max-T, equal to the
     smallest adjusted p) and ``statistic`` its statistic, the largest |mean difference| (or
@@ -277,7 +277,7 @@ class WestfallYoungResult(Result):
 
 @dataclass(frozen=True)
 class MMDTestResult(Result):
-    """Result of :func:`ipcausal.mmd_permutation_test`, the free-text test of Definition 1.
+    """Result of :func:`ipcausal.stats.mmd_permutation_test`, the free-text test of Definition 1.
 
     ``statistic`` is the mean over pairs of (mean within-side similarity − mean cross-side
     similarity), diagonal excluded (half the unbiased MMD² estimate); ``pair_statistics``

@@ -93,7 +93,7 @@ def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: s
     Examples
     --------
     >>> import numpy as np
-    >>> from ipcausal import sequential_test
+    >>> from ipcausal.stats import sequential_test
     >>> d = np.tile([1.0, 0.0, 1.0, -1.0, 1.0, 0.0], 20)  # mean 1/3, |Δ| ≤ 1
     >>> res = sequential_test(d, bound=1)
     >>> res.reject, res.stopped_at, round(res.e_value, 1), round(res.pvalue, 4)
@@ -137,7 +137,7 @@ def sequential_sign_test(s: Any, *, m0: float = 0.0, alpha: float = 0.05, altern
 
     Examples
     --------
-    >>> from ipcausal import sequential_sign_test
+    >>> from ipcausal.stats import sequential_sign_test
     >>> res = sequential_sign_test([0.2, 0.5, 0.8, 0.4, 0.9] * 12, m0=0.8, alternative="less")
     >>> res.reject, res.stopped_at, res.n, res.n_ties, res.n_below
     (True, 29, 23, 6, 18)

@@ -53,14 +53,16 @@ def sign_test(
     s: Any,
     *,
     m0: float = 0.0,
-    alternative: str = "two-sided",
+    alternative: str = "less",
     confidence_level: float = 0.95,
 ) -> SignTestResult:
-    """Exact sign test of H0: median(s) = m0 (default two-sided, like ``scipy.stats.binomtest``).
+    """Exact sign test of H0: median(s) = m0 against H1: median(s) < m0 by default (SPEC §3).
 
     The unit of randomisation is the value (each is below or above m0 with probability 1/2
-    under H0).  The study's similarity test is ``m0=0.8, alternative="less"``; that is what
-    :func:`ipcausal.test` passes.
+    under H0).  The default alternative is the study's direction, ``"less"`` — the same as
+    :func:`sign_tests` — not ``scipy.stats.binomtest``'s two-sided one: pass
+    ``alternative="two-sided"`` for that.  The study's similarity test is ``m0=0.8`` with this
+    default; that is what :func:`ipcausal.test` passes.
 
     Parameters
     ----------
@@ -68,8 +70,8 @@ def sign_test(
         Similarities of paired responses (any finite numbers; usually in [0, 1]).
     m0 : float
         The hypothesised median (0.8 in the study; default 0).
-    alternative : {"two-sided", "less", "greater"}
-        Direction of H1.
+    alternative : {"less", "greater", "two-sided"}, default "less"
+        Direction of H1 (``"less"``: median(s) < m0).
     confidence_level : float
         Level of the distribution-free interval for the median.
 
@@ -83,7 +85,9 @@ def sign_test(
     >>> res = sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1], m0=0.8, alternative="less")
     >>> res.statistic, res.n, res.n_ties, round(res.pvalue, 4)
     (5, 6, 1, 0.1094)
-    >>> sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1], m0=0.8).pvalue  # two-sided
+    >>> sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1], m0=0.8).pvalue  # the default: "less"
+    0.109375
+    >>> sign_test([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1], m0=0.8, alternative="two-sided").pvalue
     0.21875
     """
     x = as_sample(s, "s", min_size=1)
@@ -140,11 +144,17 @@ def sign_tests(n_below: Any, n_above: Any, *, alternative: str = "less") -> np.n
     ----------
     n_below, n_above : array_like of int
         Per group, the counts of values below and above m0 (ties already dropped).
-    alternative : {"less", "greater", "two-sided"}
+    alternative : {"less", "greater", "two-sided"}, default "less"
+        Direction of H1, as in :func:`sign_test` (``"less"``: the median is below m0).
+
+    Returns
+    -------
+    numpy.ndarray
+        One p-value per group.
 
     Examples
     --------
-    >>> from ipcausal import sign_tests
+    >>> from ipcausal.stats import sign_tests
     >>> sign_tests([5, 0, 3], [1, 4, 3]).round(4).tolist()
     [0.1094, 1.0, 0.6562]
     """

@@ -22,7 +22,7 @@ def mean_ci(d: Any, *, confidence_level: float = 0.95) -> MeanCIResult:
 
     Examples
     --------
-    >>> from ipcausal import mean_ci
+    >>> from ipcausal.stats import mean_ci
     >>> res = mean_ci([1.0, 2.0, 3.0, 4.0])
     >>> res.statistic, round(res.ci_low, 3), round(res.ci_high, 3)
     (2.5, 0.446, 4.554)

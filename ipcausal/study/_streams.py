@@ -21,7 +21,7 @@ from ipcausal.stats.betting import SequentialState, sequential_sign_state, seque
 from ipcausal.stats.eholm import e_bonferroni, e_holm
 from ipcausal.stats.null import sample_summary
 from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
-from ipcausal.study.results import GroupResult, Report
+from ipcausal.study.results import AuditInfo, GroupResult, Report, SequentialInfo
 
 __all__ = ["CORRECTIONS", "Stream", "Plan", "plan", "next_batch", "feed_batch", "decide", "assemble", "MAX_PATH"]
 
@@ -282,18 +282,19 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
             ci_high=float(hi), pvalue=float(st.pvalue), pvalue_adjusted=float(p_adj), reject=s.reason == "rejected",
             detail=detail, data=sample_summary(s.values, label=label) if s.values else None, null=None,
             observed=float(statistic), n_clusters=s.units_used if p.clustered else None,
-            unit="clusters" if p.clustered else "pairs", n_available=s.n_pairs, n_sent=s.sent,
-            stop_reason=s.reason, e_value=min(_E_CAP, _e(st)), e_adjusted=s.e_adjusted, path_n=path_n,
-            path_e=path_e))
+            unit="clusters" if p.clustered else "pairs",
+            sequential=SequentialInfo(n_available=s.n_pairs, n_sent=s.sent, stop_reason=s.reason,
+                                      e_value=min(_E_CAP, _e(st)), e_adjusted=s.e_adjusted, path_n=path_n,
+                                      path_e=path_e)))
     m = len(groups)
-    stopped = ("decided" if all(g.stop_reason in ("rejected", "equivalent") for g in groups)
+    stopped = ("decided" if all(s.reason in ("rejected", "equivalent") for s in p.streams)
                else "max_pairs" if p.capped else "exhausted")
-    info: dict[str, Any] = {k: v for k, v in counts.items() if k != "requests_new"}  # a property of the run
-    info.update({"stopped": stopped, "batch_size": opts["batch_size"], "max_pairs": opts["max_pairs"],
-                 "margin": opts["margin"], "bound": opts["bound"], "bet": opts["method"],
-                 "alternative": opts["alternative"], "threshold": 1.0 / alpha,
-                 "threshold_all": (m / alpha) if opts["correction"] != "none" else 1.0 / alpha, "groups": m,
-                 "seed": seed, "cluster": opts["cluster"]})
+    info = AuditInfo(**{k: v for k, v in counts.items() if k != "requests_new"},  # requests_new: of the run
+                     stopped=stopped, batch_size=opts["batch_size"], max_pairs=opts["max_pairs"],
+                     margin=opts["margin"], bound=opts["bound"], bet=opts["method"],
+                     alternative=opts["alternative"], threshold=1.0 / alpha,
+                     threshold_all=(m / alpha) if opts["correction"] != "none" else 1.0 / alpha, groups=m,
+                     seed=seed, cluster=opts["cluster"])
     if interval:
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:

@@ -4,8 +4,8 @@ The pairs are sent to the model in a seeded random order (a permutation of the u
 or whole clusters — drawn from ``rng``), a batch at a time, through :func:`ipcausal.run` (the
 SQLite cache makes a stop, a crash or a later continuation safe) and
 :func:`ipcausal.scoring.score_pairs`.  Each group (the model's unordered background pair) keeps
-one betting e-process (:func:`ipcausal.sequential_state`; for similarity scorers the sequential
-sign test, :func:`ipcausal.sequential_sign_state`), updated as each batch arrives.  After every
+one betting e-process (:func:`ipcausal.stats.sequential_state`; for similarity scorers the sequential
+sign test, :func:`ipcausal.stats.sequential_sign_state`), updated as each batch arrives.  After every
 batch the groups' e-values are combined with e-Holm (or e-Bonferroni) across the model's groups,
 and a group is *decided* when it is rejected, or — with ``margin`` — when its confidence
 sequence lies inside (−margin, margin).  A decided group gets no more pairs; the audit stops
@@ -238,7 +238,7 @@ def run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = No
     >>> sim = SimulatedModel(effect=2.0, levels=5, seed=1)
     >>> ps = sim.study(n=300, rng=0).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
     >>> res = run_audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=4, rng=0)
-    >>> res.counts["pairs_sent"] < 300, res.report.groups[0].stop_reason
+    >>> res.counts["pairs_sent"] < 300, res.report.groups[0].sequential.stop_reason
     (True, 'rejected')
     """
     from ipcausal.backends.cache import ResponseCache
@@ -363,7 +363,7 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     alternative : {"two-sided", "greater", "less"}, optional
         Default two-sided (interval), "less" (similarity).
     method : {"mixture", "agrapa", "ons"}
-        The bet (:func:`ipcausal.sequential_state`).
+        The bet (:func:`ipcausal.stats.sequential_state`).
     unparseable : {"exclude", "zero"}
         Policy for unscoreable answers (:func:`ipcausal.scoring.score_pairs`).
     judge_backend, rater, embedder, k, retries
@@ -375,9 +375,11 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     Returns
     -------
     Report
-        ``method`` is ``"sequential"``; each group's ``test`` is ``"sequential"`` and it carries
-        ``n_available``, ``n_sent``, ``stop_reason`` (one of :data:`STOP_REASONS`), ``e_value``,
-        ``e_adjusted`` and the e-process path (``path_n``, ``path_e``); ``audit`` holds the counts.
+        ``method`` is ``"sequential"``; each group's ``test`` is ``"sequential"`` and its
+        ``sequential`` (a :class:`~ipcausal.study.results.SequentialInfo`) carries ``n_available``,
+        ``n_sent``, ``stop_reason`` (one of :data:`STOP_REASONS`), ``e_value``, ``e_adjusted`` and
+        the e-process path (``path_n``, ``path_e``); ``audit`` (an
+        :class:`~ipcausal.study.results.AuditInfo`) holds the counts.
 
     Examples
     --------
@@ -386,7 +388,7 @@ def audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, 
     >>> sim = SimulatedModel(effect=0.0, levels=5, seed=2)
     >>> ps = sim.study(n=60, rng=0).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
     >>> r = ipcausal.audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=4, rng=0)
-    >>> r.method, r.groups[0].stop_reason, r.groups[0].n_sent, r.ip_detected
+    >>> r.method, r.groups[0].sequential.stop_reason, r.groups[0].sequential.n_sent, r.ip_detected
     ('sequential', 'exhausted', 60, False)
     """
     return run_audit(pairs, backend=backend, scorer=scorer, bound=bound, alpha=alpha, correction=correction,

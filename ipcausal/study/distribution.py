@@ -6,7 +6,7 @@ s(·, ·), a pair's statistic is the mean within-side similarity minus the mean 
 similarity (an MMD² estimate).  H0 in words: *within each pair the 2r responses are exchangeable
 across the two sides* — the background does not change the distribution of the answer.  The unit
 of randomisation is the pair's response set: each pair's 2r responses are split into two sides of
-r at random, independently over pairs (:func:`ipcausal.mmd_permutation_test`).  No threshold m0.
+r at random, independently over pairs (:func:`ipcausal.stats.mmd_permutation_test`).  No threshold m0.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Equivalence verdicts for :func:`ipcausal.test` (``margin=ε``): reject / equivalent / inconclusive.
 
 "No IP" is shown, not assumed: a group is *equivalent* when two one-sided sign-flip tests at
-level α reject |mean Δ| ≥ ε (TOST; :func:`ipcausal.equivalence_test`) — the (1 − 2α) inverted
+level α reject |mean Δ| ≥ ε (TOST; :func:`ipcausal.stats.equivalence_test`) — the (1 − 2α) inverted
 interval lies inside (−ε, ε).  A group whose H0 "no effect" is rejected is *reject*; anything else
 is *inconclusive*.  The model shows no IP when every group is equivalent: an intersection–union
 test, valid at level α without a correction.  The margin is per pair, on Δ's own scale; with
@@ -19,7 +19,7 @@ import numpy as np
 
 from ipcausal.stats.equivalence import equivalence_test
 from ipcausal.study.groups import Group, cluster_interval
-from ipcausal.study.results import GroupResult
+from ipcausal.study.results import EquivalenceInfo, GroupResult
 
 __all__ = ["validate_margin", "with_equivalence", "VERDICTS"]
 
@@ -53,12 +53,14 @@ def with_equivalence(result: GroupResult, group: Group, st: Any, gen: np.random.
         lo, hi, _ = cluster_interval(group, st.method, st.n_resamples, 1.0 - 2.0 * st.alpha)
         equivalent = -margin < lo and hi < margin
         p = math.nan  # read off the interval; no TOST p for unequal cluster sizes
-    return replace(result, margin=margin, equivalence_pvalue=float(p), equivalence_ci_low=float(lo),
-                   equivalence_ci_high=float(hi), equivalence="equivalent" if equivalent else "inconclusive")
+    info = EquivalenceInfo(margin=margin, verdict="equivalent" if equivalent else "inconclusive",
+                           pvalue=None if math.isnan(p) else float(p), ci_low=float(lo), ci_high=float(hi),
+                           confidence_level=1.0 - 2.0 * st.alpha)
+    return replace(result, equivalence=info)
 
 
 def verdict(result: GroupResult) -> GroupResult:
     """After the correction: a rejected group is "reject", whatever its equivalence test said."""
-    if result.margin is None:
+    if result.equivalence is None or not result.reject:
         return result
-    return replace(result, equivalence="reject" if result.reject else result.equivalence)
+    return replace(result, equivalence=replace(result.equivalence, verdict="reject"))

@@ -24,11 +24,11 @@ import pandas as pd
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats.permutation import permutation_test
+from ipcausal.study.results import UNKNOWN_MODEL
 
 __all__ = ["Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
            "cluster_interval"]
 
-UNKNOWN_MODEL = "(model not given)"
 #: Columns that name a shared unit; pairs of one group sharing a value are likely dependent.
 ID_COLUMNS = ("prompt_id", "question_id", "item_id", "cluster_id")
 

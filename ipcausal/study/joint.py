@@ -6,7 +6,7 @@ With one response per (prompt, background) reused by every group that contains t
 background labels of each prompt's k responses (all k! relabelings, independently per prompt)
 gives the joint null "no background matters"; the Westfall–Young step-down max-T procedure on
 that randomisation controls the family-wise error exactly under this dependence
-(:func:`ipcausal.westfall_young`).  The unit of randomisation is the prompt (``prompt_id``).
+(:func:`ipcausal.stats.westfall_young`).  The unit of randomisation is the prompt (``prompt_id``).
 ``"westfall-young-closed"`` runs the closed-testing form instead (each intersection of pairs by
 the relabelings of its own backgrounds): it recovers the power the step-down loses when one
 background differs much more than the others (the released GPT-4 essays, SAE–ESL: 0.079
@@ -24,7 +24,7 @@ from ipcausal.pairs import PairSet
 from ipcausal.stats.joint import westfall_young
 from ipcausal.study.defaults import JOINT_CORRECTIONS
 from ipcausal.study.groups import UNKNOWN_MODEL
-from ipcausal.study.results import GroupResult
+from ipcausal.study.results import GroupResult, OmnibusInfo
 
 __all__ = ["JOINT_CORRECTIONS", "prompt_scores", "correct_joint"]
 
@@ -64,7 +64,7 @@ def prompt_scores(sub: Any, backgrounds: list[str], model: str, correction: str 
 
 
 def correct_joint(ps: PairSet, st: Any, results: list[GroupResult], gen: np.random.Generator
-                  ) -> tuple[list[GroupResult], dict[str, dict[str, Any]]]:
+                  ) -> tuple[list[GroupResult], dict[str, OmnibusInfo]]:
     """Westfall–Young adjusted p per group and the omnibus p per model."""
     if "prompt_id" not in ps:
         raise ValueError(f"`correction`={st.correction!r} needs a `prompt_id` column linking each prompt's "
@@ -72,7 +72,7 @@ def correct_joint(ps: PairSet, st: Any, results: list[GroupResult], gen: np.rand
     df = ps.to_frame()
     models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
     out: list[GroupResult] = []
-    omnibus: dict[str, dict[str, Any]] = {}
+    omnibus: dict[str, OmnibusInfo] = {}
     for model in sorted({r.model for r in results}):
         fam = [r for r in results if r.model == model]
         sub = df if models is None else df[(models == model).to_numpy()]
@@ -86,7 +86,7 @@ def correct_joint(ps: PairSet, st: Any, results: list[GroupResult], gen: np.rand
                              procedure=_PROCEDURE[st.correction])
         for r, raw, adj in zip(fam, res.raw_pvalues, res.adjusted_pvalues):
             out.append(replace(r, pvalue=float(raw), pvalue_adjusted=float(adj), reject=bool(adj <= st.alpha)))
-        omnibus[model] = {"pvalue": float(res.pvalue), "statistic": float(res.statistic), "method": res.method,
-                          "n_prompts": int(res.n), "k": int(res.k), "n_resamples": res.n_resamples,
-                          "null_hypothesis": res.null_hypothesis, "reject": bool(res.pvalue <= st.alpha)}
+        omnibus[model] = OmnibusInfo(pvalue=float(res.pvalue), statistic=float(res.statistic), method=res.method,
+                                     n_prompts=int(res.n), k=int(res.k), n_resamples=res.n_resamples,
+                                     null_hypothesis=res.null_hypothesis, reject=bool(res.pvalue <= st.alpha))
     return out, omnibus

@@ -36,6 +36,7 @@ import pandas as pd
 
 from ipcausal._jsonl import iter_objects
 from ipcausal.pairs import PairSet
+from ipcausal.stats._validate import int_seed
 from ipcausal.study.cases import CASES
 
 __all__ = ["Reproduction", "reproduce", "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
@@ -326,7 +327,7 @@ def reproduce(
     cases: tuple[str, ...] = CASES,
     alpha: float = 0.05,
     n_resamples_paper: int = 1000,
-    seed: int = 0,
+    rng: int | np.random.Generator | None = 0,
 ) -> Reproduction:
     """Recompute the study's result tables from its released outputs, in both modes.
 
@@ -341,8 +342,10 @@ def reproduce(
         paper-compatibility mode, which has no correction).
     n_resamples_paper : int
         L of the paper-compatible Monte Carlo p = b/L (the released code used 1,000, no seed).
-    seed : int
-        Seed for the paper-compatible Monte Carlo and the bootstrap intervals.
+    rng : int, numpy.random.Generator or None, default 0
+        Seeds the paper-compatible Monte Carlo and the bootstrap intervals: every test of the
+        tables gets the same integer seed (the int itself, or one drawn from the Generator),
+        recorded as ``Reproduction.seed``.
 
     Returns
     -------
@@ -359,9 +362,10 @@ def reproduce(
         raise ValueError(f"`cases` must be a non-empty tuple of {CASES}, got {cases!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"`alpha` must lie in (0, 1), got {alpha!r}")
-    for name, v, low in (("n_resamples_paper", n_resamples_paper, 1), ("seed", seed, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-            raise ValueError(f"`{name}` must be an integer >= {low}, got {v!r}")
+    if isinstance(n_resamples_paper, bool) or not isinstance(n_resamples_paper, (int, np.integer)) \
+            or n_resamples_paper < 1:
+        raise ValueError(f"`n_resamples_paper` must be an integer >= 1, got {n_resamples_paper!r}")
+    seed = int_seed(rng)
     loaders = {"education": load_case2, "echo": load_case3}
     rows: list[dict[str, Any]] = []
     for case in cases:

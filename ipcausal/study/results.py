@@ -14,7 +14,7 @@ import math
 import os
 import types
 import typing
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,17 @@ from ipcausal.stats.results import (
     SignFlipResult,
     SignTestResult,
 )
+from ipcausal.study._schema import json_safe, load_json, upgrade, version_of
+from ipcausal.study.parts import AuditInfo, EquivalenceInfo, OmnibusInfo, SequentialInfo
 
-__all__ = ["GroupResult", "Report", "SCHEMA", "SCHEMA_VERSION", "load_json"]
+__all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "SCHEMA",
+           "SCHEMA_VERSION", "UNKNOWN_MODEL", "load_json"]
 
 SCHEMA = "ipcausal.report"
-SCHEMA_VERSION = 1
+#: 2: a group's equivalence and sequential parts and the Report's audit are typed objects (v1: flat fields).
+SCHEMA_VERSION = 2
+#: The ``model`` of the groups when the pairs name no model.
+UNKNOWN_MODEL = "(model not given)"
 #: A group's ``test`` -> the result type of its ``detail`` (how :meth:`Report.read` rebuilds it).
 DETAIL_TYPES: dict[str, type] = {"permutation": SignFlipResult, "sign": SignTestResult, "distribution": MMDTestResult}
 
@@ -48,20 +54,18 @@ class GroupResult(Result):
     the sign-flip test, the sign test's count for the sign test).  ``n`` counts the pairs;
     ``n_clusters`` the clusters when the test flipped whole clusters (``unit`` says which), in
     which case ``data``, ``null`` and ``observed`` are on the scale of the cluster sums.  With a
-    ``margin`` ε: ``equivalence`` is ``"reject"`` (H0 of no effect rejected after the correction),
-    ``"equivalent"`` (the TOST p ``equivalence_pvalue`` ≤ α: the (1 − 2α) interval
-    ``equivalence_ci_low``/``_high`` lies inside (−ε, ε)) or ``"inconclusive"``.
+    ``margin`` ε, ``equivalence`` holds the group's :class:`EquivalenceInfo` (its ``verdict``:
+    reject / equivalent / inconclusive); without one it is ``None``.
 
     Groups of an audit (:func:`ipcausal.audit`, ``test == "sequential"``) carry a
     :class:`~ipcausal.stats.results.SequentialTestResult` or
     :class:`~ipcausal.stats.results.SequentialSignResult` as ``detail`` (the group's own sequential
     test before the correction: its ``reject`` says the e-process reached 1/α; the group's
-    ``reject`` says it was rejected after e-Holm/e-Bonferroni), no ``null``, and the fields at the
-    end: ``n_available`` (pairs of the group in the input), ``n_sent`` (pairs sent), ``stop_reason``
-    ("rejected", "equivalent", "exhausted", "max_pairs"), ``e_value`` (the e-process at the stop),
-    ``e_adjusted`` (after e-Holm/e-Bonferroni) and the e-process path: ``path_e`` after ``path_n``
-    pairs sent, one point per batch (thinned to at most 400).  Their ``effect`` is mean(Δ), or for
-    similarities the share of untied values below m0, with the confidence sequence as the interval.
+    ``reject`` says it was rejected after e-Holm/e-Bonferroni), no ``null``, and ``sequential``:
+    the :class:`SequentialInfo` (pairs available and sent, why it stopped, the e-value before and
+    after the correction, the e-process path); it is ``None`` for a fixed-n test.  Their ``effect``
+    is mean(Δ), or for similarities the share of untied values below m0, with the confidence
+    sequence as the interval.
     """
 
     model: str
@@ -84,18 +88,8 @@ class GroupResult(Result):
     observed: float = math.nan
     n_clusters: int | None = None
     unit: str = "pairs"
-    margin: float | None = None
-    equivalence: str | None = None  # "reject", "equivalent" or "inconclusive" (with a margin)
-    equivalence_pvalue: float = math.nan
-    equivalence_ci_low: float = math.nan
-    equivalence_ci_high: float = math.nan
-    n_available: int | None = None
-    n_sent: int | None = None
-    stop_reason: str | None = None
-    e_value: float = math.nan
-    e_adjusted: float = math.nan
-    path_n: tuple[int, ...] = ()
-    path_e: tuple[float, ...] = ()
+    equivalence: EquivalenceInfo | None = None
+    sequential: SequentialInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -105,8 +99,8 @@ class Report(Result):
     ``backgrounds`` gives, per model and background, the mean outcome with its Student t interval
     and count (interval outcomes; for the per-background picture next to PB).  ``omnibus`` gives,
     per model, the joint test of "no background matters" (``correction="westfall-young"``).
-    ``margin`` is the equivalence margin when one was given.  ``audit`` is empty
-    for a fixed-n test; an audit (``method == "sequential"``) puts its counts and settings there
+    ``margin`` is the equivalence margin when one was given.  ``audit`` is ``None``
+    for a fixed-n test; an audit (``method == "sequential"``) puts its :class:`AuditInfo` there
     (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
     """
 
@@ -123,8 +117,8 @@ class Report(Result):
     warnings: tuple[str, ...] = ()
     backgrounds: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     margin: float | None = None
-    omnibus: dict[str, dict[str, Any]] = field(default_factory=dict)
-    audit: dict[str, Any] = field(default_factory=dict)
+    omnibus: dict[str, OmnibusInfo] = field(default_factory=dict)
+    audit: AuditInfo | None = None
 
     @property
     def ip_detected(self) -> bool:
@@ -144,7 +138,13 @@ class Report(Result):
 
         rows = []
         for g in self.groups:
-            row = {k: v for k, v in asdict(g).items() if k not in ("detail", "data", "null")}
+            row = {k: v for k, v in asdict(g).items() if k not in _NOT_COLUMNS}
+            if g.equivalence is not None:  # flat columns, named as in the JSON of schema version 1
+                e = g.equivalence
+                row.update(margin=e.margin, equivalence=e.verdict, equivalence_pvalue=e.pvalue,
+                           equivalence_ci_low=e.ci_low, equivalence_ci_high=e.ci_high)
+            if g.sequential is not None:
+                row.update(asdict(g.sequential))
             d = g.detail
             row["method"] = d.method
             row["alternative"] = d.alternative
@@ -159,7 +159,7 @@ class Report(Result):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (NaN as ``None``, ±inf as ``"inf"``/``"-inf"``) plus the verdicts."""
-        d = _json_safe(super().to_dict())
+        d = json_safe(super().to_dict())
         d["ip_detected"] = self.ip_detected
         d["ip_detected_by_model"] = self.ip_detected_by_model()
         return d
@@ -176,9 +176,9 @@ class Report(Result):
             out["title"] = str(title)
         out["report"] = self.to_dict()
         if counts is not None:
-            out["counts"] = _json_safe(dict(counts))
+            out["counts"] = json_safe(dict(counts))
         if settings is not None:
-            out["settings"] = _json_safe(json.loads(json.dumps(dict(settings), default=str)))
+            out["settings"] = json_safe(json.loads(json.dumps(dict(settings), default=str)))
         return out
 
     def write(self, path: str | os.PathLike[str], *, title: str | None = None,
@@ -217,9 +217,14 @@ class Report(Result):
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], *, source: str = "report") -> "Report":
-        """A Report from :meth:`to_dict`'s output (with or without the :meth:`write` header)."""
+        """A Report from :meth:`to_dict`'s output (with or without the :meth:`write` header).
+
+        A payload of schema version 1 is upgraded first: the header says so, or without one, the
+        flat v1 fields of its groups.
+        """
         if not isinstance(payload, dict):
             raise ValueError(f"{source}: a report must be a JSON object")
+        version = version_of(payload)
         if "schema" in payload:
             if payload.get("schema") != SCHEMA:
                 raise ValueError(f"{source}: not an ipcausal report (schema {payload.get('schema')!r})")
@@ -229,7 +234,7 @@ class Report(Result):
                                  f"reads ({SCHEMA_VERSION}); upgrade ipcausal")
             payload = payload["report"]
         try:
-            return _build(cls, payload)
+            return _build(cls, upgrade(payload, version))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{source}: malformed report ({exc})") from None
 
@@ -237,35 +242,6 @@ class Report(Result):
         from ipcausal.study.text import format_text
 
         return format_text(self)
-
-
-def load_json(path: Any) -> tuple[Any, Path]:
-    """The parsed JSON of a report file and its path (errors name the file and the problem)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"`path` must be a file path, got {type(path).__name__}")
-    p = Path(path)
-    if p.is_dir():
-        raise ValueError(f"`path` {str(p)!r} is a directory, not a report file")
-    try:
-        return json.loads(p.read_text(encoding="utf-8")), p
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no report file at {str(p)!r}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{p}: not a JSON report ({exc})") from None
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _float(v: Any) -> float:
@@ -277,6 +253,8 @@ def _float(v: Any) -> float:
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
+#: GroupResult fields that are not columns of :meth:`Report.to_frame` (the parts are flattened).
+_NOT_COLUMNS = ("detail", "data", "null", "equivalence", "sequential")
 
 
 def _build(cls: type, d: dict[str, Any]) -> Any:
@@ -301,27 +279,32 @@ def _convert(name: str, v: Any, hint: Any, parent: dict[str, Any]) -> Any:
         if kind is None:
             raise ValueError(f"unknown test {parent.get('test')!r} (known: {', '.join(DETAIL_TYPES)})")
         return _build(kind, v)
-    if name == "groups":
-        return tuple(_build(GroupResult, g) for g in v)
-    if name == "pb":
-        return {str(k): _build(PBResult, p) for k, p in v.items()}
     if name == "path_e":
         return tuple(_float(x) for x in v)
     if v is None:
         return None if _optional(hint) else (math.nan if hint is float else None)
     if hint in (Distribution, Distribution | None):
         return Distribution.from_dict(v)
+    part = _part(hint)
+    if part is not None:  # a typed part: EquivalenceInfo, SequentialInfo, AuditInfo
+        return _build(part, v)
     if _is_float(hint):
         return _float(v)
-    origin = typing.get_origin(hint)
-    if origin is tuple:
-        return tuple(v)
-    if name == "omnibus":
-        return {str(m): dict(o) for m, o in v.items()}
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is tuple:  # groups: tuple[GroupResult, ...]; warnings, path_n: plain values
+        return tuple(_build(args[0], x) for x in v) if is_dataclass(args[0]) else tuple(v)
+    if origin is dict and is_dataclass(args[1]):  # pb, omnibus: one result per model
+        return {str(k): _build(args[1], x) for k, x in v.items()}
     if name == "backgrounds":
         return {m: {b: {k: _float(x) if k != "n" else int(x) for k, x in s.items()} for b, s in bg.items()}
                 for m, bg in v.items()}
     return v
+
+
+def _part(hint: Any) -> type | None:
+    """The dataclass of a ``Part | None`` hint (``None`` for any other hint)."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    return args[0] if len(args) == 1 and is_dataclass(args[0]) else None
 
 
 def _optional(hint: Any) -> bool:

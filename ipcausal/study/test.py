@@ -302,7 +302,7 @@ def test(
         prompt's responses (needs ``prompt_id``; one response per prompt and background); the
         Report's ``omnibus`` then holds the p of "no background matters" per model.
         ``"westfall-young-closed"``: the same by closed testing (each intersection by its own
-        relabelings; :func:`ipcausal.westfall_young` with ``procedure="closed"``).
+        relabelings; :func:`ipcausal.stats.westfall_young` with ``procedure="closed"``).
     m0 : float
         Null median of the similarity (sign test), in (0, 1]; the study's 0.8 by default.
     method : {"auto", "exact", "monte-carlo", "saddlepoint"}

@@ -85,7 +85,7 @@ def format_text(report: Any) -> str:
             rows.append([g.group, n, g.detail.method, f"{g.effect:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
             if report.margin is not None:
-                rows[-1].append(str(g.equivalence))
+                rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
         effect = effect_name(report)
         header = ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"]
         if report.margin is not None:
@@ -93,15 +93,15 @@ def format_text(report: Any) -> str:
         lines += ["  " + s for s in text_table(rows, header)]
         joint = report.omnibus.get(model) if report.omnibus else None
         if joint:
-            lines.append(f"  joint test, no background matters (prompt labels permuted, {joint['method']}): "
-                         f"p = {format_p(joint['pvalue'])}")
+            lines.append(f"  joint test, no background matters (prompt labels permuted, {joint.method}): "
+                         f"p = {format_p(joint.pvalue)}")
         pb = report.pb.get(model)
         if pb is not None:
             means = ", ".join(f"{k}={v:.4g}" for k, v in pb.means.items())
             lines.append(f"  PB = {pb.statistic:.4g} [{pb.ci_low:.4g}, {pb.ci_high:.4g}] (means: {means})")
         lines.append(f"  implicit personalization detected: {'YES' if verdict else 'no'}")
         if report.margin is not None and not verdict:
-            shown = all(g.equivalence == "equivalent" for g in fam)
+            shown = all(g.equivalence is not None and g.equivalence.verdict == "equivalent" for g in fam)
             lines.append(f"  no IP shown (every |mean Δ| < {report.margin:g} by TOST at α): {'YES' if shown else 'no'}")
         lines.append("")
     for w in report.warnings:

@@ -38,13 +38,18 @@ def _rejected(report: Report, alpha: float) -> list[str]:
     return [f"{g.group} ({g.model})" for g in report.groups if g.pvalue_adjusted <= alpha]
 
 
+def _verdict(g: Any) -> str | None:
+    """A group's equivalence verdict (``None`` when it was tested without a margin)."""
+    return None if g.equivalence is None else g.equivalence.verdict
+
+
 def _needed_pairs(report: Report, margin: float, alpha: float) -> str:
     """How many pairs :func:`ipcausal.power` says would show |mean Δ| < margin (80 % power, true effect 0)."""
     from ipcausal.study.power import power
 
     parts = []
     for g in report.groups:
-        if g.equivalence != "inconclusive" or g.data is None or g.data.kind != "sample":
+        if _verdict(g) != "inconclusive" or g.data is None or g.data.kind != "sample":
             continue
         sd = float(np.std(np.asarray(g.data.x), ddof=1)) / max(g.n / max(len(g.data.x), 1), 1.0)
         if not sd > 0:
@@ -88,7 +93,7 @@ def assert_no_ip(pairs_or_report: Any, *, margin: float, alpha: float | None = N
     --------
     >>> from ipcausal.testing import SimulatedModel, assert_no_ip
     >>> report = assert_no_ip(SimulatedModel(noise=0.2, seed=1).study(n=200, rng=0), margin=0.3)
-    >>> report.groups[0].equivalence
+    >>> report.groups[0].equivalence.verdict
     'equivalent'
     """
     __tracebackhide__ = True
@@ -103,12 +108,12 @@ def assert_no_ip(pairs_or_report: Any, *, margin: float, alpha: float | None = N
         report, level = _report(pairs_or_report, alpha, test_kwargs)
     else:
         report, level = _report(pairs_or_report, alpha, {**test_kwargs, "margin": margin})
-    rejected = [f"{g.group} ({g.model})" for g in report.groups if g.equivalence == "reject"]
+    rejected = [f"{g.group} ({g.model})" for g in report.groups if _verdict(g) == "reject"]
     if rejected:
         raise AssertionError(
             f"implicit personalization detected at alpha={level:g} for {', '.join(rejected)}\n\n{report}"
         )
-    open_ = [f"{g.group} ({g.model})" for g in report.groups if g.equivalence != "equivalent"]
+    open_ = [f"{g.group} ({g.model})" for g in report.groups if _verdict(g) != "equivalent"]
     if open_:
         raise AssertionError(
             f"inconclusive: no IP was not shown for {', '.join(open_)} — not rejected, but |mean Δ| < {margin:g} "

@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from ipcausal.pairs import PairSet
+from ipcausal.stats._validate import int_seed
 from ipcausal.testing._markers import AMERICAN, BRITISH, NEUTRAL_WORDS
 
 __all__ = [
@@ -227,26 +228,34 @@ def pairsets(
     return _pairsets(outcome, lo, hi, bgs, lattice, float(m0))
 
 
-def sample(strategy: st.SearchStrategy[T], n: int, *, seed: int = 0) -> list[T]:
+def sample(strategy: st.SearchStrategy[T], n: int, *, rng: int | np.random.Generator | None = 0) -> list[T]:
     """A reproducible list of up to ``n`` examples of ``strategy``, drawn outside ``@given``.
 
     Use it to fix a set of generated prompts once (e.g. in a fixture) and send them to a
     model through a cache, instead of calling the model inside a property test.  The same
-    ``seed`` gives the same list; fewer than ``n`` come back only when the strategy has
+    ``rng`` gives the same list; fewer than ``n`` come back only when the strategy has
     fewer distinct examples.
+
+    Parameters
+    ----------
+    strategy : hypothesis.strategies.SearchStrategy
+        What to draw from.
+    n : int
+        How many examples (at most).
+    rng : int, numpy.random.Generator or None, default 0
+        Seeds hypothesis: the same int gives the same list (a Generator gives one drawn seed).
 
     Examples
     --------
     >>> from ipcausal.testing.strategies import marker_text_pairs, sample
-    >>> pairs = sample(marker_text_pairs(), 5, seed=1)
-    >>> len(pairs), pairs == sample(marker_text_pairs(), 5, seed=1)
+    >>> pairs = sample(marker_text_pairs(), 5, rng=1)
+    >>> len(pairs), pairs == sample(marker_text_pairs(), 5, rng=1)
     (5, True)
     """
     if not isinstance(strategy, st.SearchStrategy):
         raise TypeError(f"`strategy` must be a hypothesis strategy, got {type(strategy).__name__}")
     count = _size(n, "n", 1)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
+    seed = int_seed(rng)
     out: list[T] = []
 
     @settings(

@@ -142,7 +142,7 @@ def test_warm_up_compiles_into_the_numba_cache(tmp_path):
     import sys
 
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "ipcausal.commands._warm"], capture_output=True, text=True, env=env,
+    out = subprocess.run([sys.executable, "-m", "ipcausal._warm"], capture_output=True, text=True, env=env,
                          timeout=900)
     assert out.returncode == 0, out.stderr
     assert "compiled the statistics kernels" in out.stderr

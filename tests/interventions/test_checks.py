@@ -74,9 +74,9 @@ def test_marker_swaps_pass():
     us = "What COLOR is the truck in the parking lot? 1. Gray\n2. Red"
     sw = swap_markers(us, to="uk")
     assert kinds(check_pair(us, sw.text)) != []  # undeclared, "Gray" -> "Grey" is an option change
-    assert check_pair(us, sw.text, allowed=sw.changes) == []
+    assert check_pair(us, sw.text, allowed=sw.swaps) == []
     f = frame_with_markers("Which sport is most popular in Ohio?", rng=2)
-    assert check_pair(f.extra["us"], f.extra["uk"], allowed=[tuple(c[2:]) for c in f.extra["changes"]]) == []
+    assert check_pair(f.extra["us"], f.extra["uk"], allowed=[tuple(c[2:]) for c in f.extra["edits"]]) == []
 
 
 def test_declared_style_edits_pass_in_every_form():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
+import numpy as np
 import pytest
 
 from ipcausal.interventions import (
@@ -48,7 +49,7 @@ def test_style_transfer_accepts_a_valid_rewrite():
 
 def test_style_transfer_retries_then_accepts():
     b = ScriptedBackend([SAE, "Here is the rewritten prompt: " + ESL])
-    r = style_transfer(SAE, b, "esl", seed=5)
+    r = style_transfer(SAE, b, "esl", rng=5)
     assert r.ok and r.text == ESL and r.attempts == 2
     assert r.failures == ("unchanged: the output equals the input",)
     assert b.requests[1].config.seed == 6 and b.requests[1].config.temperature > 0
@@ -146,6 +147,24 @@ def test_compose_is_deterministic_in_offered_words():
     compose_with_markers(Q, a, "us", rng=4, max_attempts=1)
     compose_with_markers(Q, b, "us", rng=4, max_attempts=1)
     assert a.requests[0].messages == b.requests[0].messages
+
+
+def test_one_rng_gives_the_words_and_the_sampling_seed():
+    """``rng`` is the only source of randomness: an int is the backend's base seed, a Generator gives one."""
+    a = ScriptedBackend(["x", "y"])
+    compose_with_markers(Q, a, "us", rng=7, max_attempts=2)
+    assert [r.config.seed for r in a.requests] == [7, 8]  # attempt k: seed + k, as `seed=7` gave before
+    b, c = ScriptedBackend(["x"]), ScriptedBackend(["x"])
+    compose_with_markers(Q, b, "us", rng=np.random.default_rng(3), max_attempts=1)
+    compose_with_markers(Q, c, "us", rng=np.random.default_rng(3), max_attempts=1)
+    assert b.requests[0].config.seed == c.requests[0].config.seed and b.requests[0].messages == c.requests[0].messages
+    d = ScriptedBackend(["x"])
+    style_transfer(SAE, d, "aae", rng=np.random.default_rng(3), max_attempts=1)
+    assert d.requests[0].config.seed == int(np.random.default_rng(3).integers(2**31 - 1))
+    with pytest.raises(TypeError, match="`rng`"):
+        style_transfer(SAE, d, "aae", rng="five")
+    with pytest.raises(TypeError, match="seed"):
+        compose_with_markers(Q, d, "us", seed=0)  # the one randomness argument is `rng`
 
 
 def test_compose_validation():

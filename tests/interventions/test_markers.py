@@ -145,19 +145,19 @@ def test_none_when_nothing_matches(text):
 def test_whole_words_only():
     assert swap_markers("Colorado and colorectal", to="uk") is None
     r = swap_markers("Colorado color", to="uk")
-    assert r.text == "Colorado colour" and len(r.changes) == 1
+    assert r.text == "Colorado colour" and len(r.swaps) == 1
 
 
 def test_changes_positions_and_order():
     text = "What COLOR is the truck's trunk? Gray."
     r = swap_markers(text, to="uk")
     assert r.text == "What COLOUR is the lorry's trunk? Grey."
-    assert [tuple(c) for c in r.changes] == [(5, 10, "COLOR", "COLOUR"), (18, 23, "truck", "lorry"),
+    assert [tuple(c) for c in r.swaps] == [(5, 10, "COLOR", "COLOUR"), (18, 23, "truck", "lorry"),
                                              (33, 37, "Gray", "Grey")]
-    for c in r.changes:
+    for c in r.swaps:
         assert text[c.start:c.end] == c.old
     assert r.source == "us" and r.articles == ()
-    assert r.to_dict()["changes"][0] == [5, 10, "COLOR", "COLOUR"] and r.to_dict()["articles"] == []
+    assert r.to_dict()["swaps"][0] == [5, 10, "COLOR", "COLOUR"] and r.to_dict()["articles"] == []
 
 
 def test_ambiguous_excluded_by_default_and_optional():
@@ -193,7 +193,7 @@ def test_indefinite_article_by_sound(phrase, article):
 def test_longest_match_first():
     r = swap_markers("She drove an articulated lorry.", to="us")
     assert r.text == "She drove a trailer truck."
-    assert len(r.changes) == 1  # one multi-word change, not "lorry" alone
+    assert len(r.swaps) == 1  # one multi-word change, not "lorry" alone
     assert [tuple(c) for c in r.articles] == [(10, 12, "an", "a")]
 
 
@@ -291,17 +291,17 @@ def test_no_change_outside_matched_words(text, to):
     if r is None:
         return
     rebuilt, last = [], 0
-    for c in sorted(r.changes + r.articles):
+    for c in sorted(r.swaps + r.articles):
         assert text[c.start:c.end] == c.old and c.start >= last
         rebuilt += [text[last:c.start], c.new]
         last = c.end
     rebuilt.append(text[last:])
     assert "".join(rebuilt) == r.text
-    starts = [c.start for c in r.changes]
+    starts = [c.start for c in r.swaps]
     assert starts == sorted(starts)
     for a in r.articles:  # an article edit sits right before a changed word
         assert a.old.lower() in ("a", "an") and any(c.start > a.end and not text[a.end:c.start].strip()
-                                                     for c in r.changes)
+                                                     for c in r.swaps)
 
 
 # --------------------------------------------------------------------------- frames
@@ -309,7 +309,7 @@ def test_every_frame_carries_markers_and_round_trips():
     exact = 0
     for f in MARKER_FRAMES:
         r = swap_markers(f, to="uk")
-        assert r is not None and len(r.changes) >= 2, f
+        assert r is not None and len(r.swaps) >= 2, f
         back = swap_markers(r.text, to="us").text
         assert swap_markers(back, to="uk").text == r.text  # the British form is reached again
         exact += back == f  # a one-way pair (french fries -> chips) is not undone

@@ -170,7 +170,7 @@ def test_cli_test_then_report_renders_the_written_numbers(tmp_path, capsys):
         assert f"<td>{format_p(g['pvalue'])}</td>" in page and f"<td>{format_p(g['pvalue_adjusted'])}</td>" in page
     # rendering did not test again: a report with a changed p renders the changed p
     written["groups"][0]["pvalue"] = 0.123456
-    (tmp_path / "r2.json").write_text(json.dumps({"schema": "ipcausal.report", "schema_version": 1,
+    (tmp_path / "r2.json").write_text(json.dumps({"schema": "ipcausal.report", "schema_version": 2,
                                                   "report": written}))
     assert main(["report", str(tmp_path / "r2.json"), "-o", str(tmp_path / "r2.html")]) == 0
     assert "<td>0.1235</td>" in (tmp_path / "r2.html").read_text()

@@ -123,7 +123,7 @@ def test_a_shifted_side_is_detected_and_json() -> None:
     d = json.loads(json.dumps(res.to_dict()))
     assert d["r"] == 5 and d["n"] == 40 and d["alternative"] == "greater" and len(d["pair_statistics"]) == 40
     assert "exchangeable" in res.null_hypothesis
-    assert ipcausal.mmd_permutation_test is mmd_permutation_test
+    assert ipcausal.stats.mmd_permutation_test is mmd_permutation_test
 
 
 def test_auto_route_and_a_single_matrix() -> None:

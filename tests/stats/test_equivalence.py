@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipcausal import EquivalenceResult, equivalence_test, permutation_test
+from ipcausal import permutation_test
+from ipcausal.stats import EquivalenceResult, equivalence_test
 
 
 def brute_one_sided(d: np.ndarray, delta: float, alternative: str) -> float:

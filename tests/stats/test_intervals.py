@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipcausal import mean_ci, permutation_test
+from ipcausal import permutation_test
+from ipcausal.stats import mean_ci
 from ipcausal.stats import _kernels as K
 from ipcausal.stats import intervals as I
 from ipcausal.stats.permutation import lattice_units

@@ -250,7 +250,7 @@ def test_result_fields_and_json() -> None:
     assert res.statistic == pytest.approx(max(abs(s) for s in res.pair_statistics))
     assert "no background matters" in res.null_hypothesis and res.pvalue_se > 0
     assert json.loads(json.dumps(res.to_dict()))["pairs"] == [[0, 1], [0, 2], [1, 2]]
-    assert ipcausal.westfall_young is westfall_young
+    assert ipcausal.stats.westfall_young is westfall_young
 
 
 def test_auto_picks_exact_when_small_and_exact_refuses_when_large() -> None:

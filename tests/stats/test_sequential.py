@@ -150,8 +150,8 @@ def test_betting_cs_ends_at_zero_when_the_test_rejects() -> None:
     rng = np.random.default_rng(8)
     for _ in range(20):
         d = rng.choice([-1.0, 0.0, 1.0], p=[0.05, 0.8, 0.15], size=1000)
-        res = ipcausal.sequential_test(d, bound=1)
-        eb = ipcausal.sequential_test(d, bound=1, ci_method="empirical-bernstein")
+        res = ipcausal.stats.sequential_test(d, bound=1)
+        eb = ipcausal.stats.sequential_test(d, bound=1, ci_method="empirical-bernstein")
         assert res.reject and res.ci_low == 0.0 and res.ci_high > 0  # 0 is excluded (an end is excluded)
         assert res.ci_high - res.ci_low < eb.ci_high - eb.ci_low and eb.ci_method != res.ci_method
 
@@ -185,7 +185,7 @@ def _null_streams(kind: str, rows: int, length: int, seed: int) -> tuple[np.ndar
 def test_size_under_continuous_monitoring(kind: str, null: str) -> None:
     rows = 1500
     xs, bound = _null_streams(kind, rows, 300, seed={"binary": 11, "likert": 12, "continuous": 13}[kind])
-    rejected = sum(ipcausal.sequential_test(row, bound=bound, null=null, ci_method=EB).reject for row in xs)
+    rejected = sum(ipcausal.stats.sequential_test(row, bound=bound, null=null, ci_method=EB).reject for row in xs)
     se = math.sqrt(ALPHA * (1 - ALPHA) / rows)
     assert rejected / rows <= ALPHA + 3 * se
 
@@ -195,11 +195,11 @@ def test_size_check_fails_for_an_invalid_rule() -> None:
     their average) has size up to 2α, and the same check catches it on these streams."""
     rows = 1500
     xs, _ = _null_streams("binary", rows, 300, seed=13)
-    up = np.array([ipcausal.sequential_test(r, bound=1, alternative="greater", ci_method=EB).reject for r in xs])
-    down = np.array([ipcausal.sequential_test(r, bound=1, alternative="less", ci_method=EB).reject for r in xs])
+    up = np.array([ipcausal.stats.sequential_test(r, bound=1, alternative="greater", ci_method=EB).reject for r in xs])
+    down = np.array([ipcausal.stats.sequential_test(r, bound=1, alternative="less", ci_method=EB).reject for r in xs])
     se = math.sqrt(ALPHA * (1 - ALPHA) / rows)
     assert (up | down).mean() > ALPHA + 3 * se
-    assert np.mean([ipcausal.sequential_test(r, bound=1, ci_method=EB).reject for r in xs]) <= ALPHA + 3 * se
+    assert np.mean([ipcausal.stats.sequential_test(r, bound=1, ci_method=EB).reject for r in xs]) <= ALPHA + 3 * se
 
 
 @pytest.mark.parametrize("ci_method", seq.CI_METHODS)
@@ -234,35 +234,35 @@ def test_anytime_pvalue_never_increases_and_e_value_moves() -> None:
 def test_strong_effect_stops_early_and_no_effect_runs_out() -> None:
     rng = np.random.default_rng(8)
     strong = rng.choice([-1.0, 0.0, 1.0], p=[0.05, 0.55, 0.4], size=2000)
-    res = ipcausal.sequential_test(strong, bound=1)
+    res = ipcausal.stats.sequential_test(strong, bound=1)
     assert res.reject and res.stopped_at is not None and res.stopped_at < 200
     assert res.n == res.stopped_at and res.n_available == 2000
     assert res.pvalue == pytest.approx(1 / res.e_value) and res.pvalue <= ALPHA
     assert res.statistic == pytest.approx(strong[: res.n].mean())
     fixed = ipcausal.permutation_test(strong[: res.n], method="exact")
     assert fixed.pvalue < ALPHA  # the fixed-n test on the same pairs agrees
-    none = ipcausal.sequential_test(np.zeros(500), bound=1)
+    none = ipcausal.stats.sequential_test(np.zeros(500), bound=1)
     assert not none.reject and none.stopped_at is None and none.n == 500 and none.pvalue == 1.0
 
 
 def test_one_sided_directions() -> None:
     d = np.tile([1.0, 0.0, 1.0, -1.0, 1.0, 0.0], 30)
-    assert ipcausal.sequential_test(d, bound=1, alternative="greater").reject
-    assert not ipcausal.sequential_test(d, bound=1, alternative="less").reject
-    assert ipcausal.sequential_test(-d, bound=1, alternative="less").reject
+    assert ipcausal.stats.sequential_test(d, bound=1, alternative="greater").reject
+    assert not ipcausal.stats.sequential_test(d, bound=1, alternative="less").reject
+    assert ipcausal.stats.sequential_test(-d, bound=1, alternative="less").reject
 
 
 def test_sign_test_twin() -> None:
     s = [0.2, 0.5, 0.8, 0.4, 0.9] * 12
-    less = ipcausal.sequential_sign_test(s, m0=0.8, alternative="less")
+    less = ipcausal.stats.sequential_sign_test(s, m0=0.8, alternative="less")
     assert less.reject and less.stopped_at == 29 and (less.n, less.n_ties, less.n_below) == (23, 6, 18)
     assert less.statistic == pytest.approx(18 / 23) and less.ci_low <= 18 / 23 <= less.ci_high
-    assert not ipcausal.sequential_sign_test(s, m0=0.8, alternative="greater").reject
+    assert not ipcausal.stats.sequential_sign_test(s, m0=0.8, alternative="greater").reject
     # the e-process is the mean test on ±1 without the ties
     b = np.array([1.0 if v < 0.8 else -1.0 for v in s if v != 0.8])
-    twin = ipcausal.sequential_test(b, bound=1, alternative="greater")
+    twin = ipcausal.stats.sequential_test(b, bound=1, alternative="greater")
     assert twin.stopped_at == less.n and twin.e_value == pytest.approx(less.e_value, rel=1e-12)
-    ties = ipcausal.sequential_sign_test([0.8] * 10, m0=0.8)
+    ties = ipcausal.stats.sequential_sign_test([0.8] * 10, m0=0.8)
     assert not ties.reject and ties.n == 0 and ties.n_ties == 10 and ties.pvalue == 1.0
 
 
@@ -286,7 +286,7 @@ def test_batches_give_the_same_state_as_all_at_once(method: str) -> None:
     assert np.array_equal(w.vector, p.vector) and (w.n_ties, w.stop_seen, w.stop_ties) == (p.n_ties, p.stop_seen, p.stop_ties)
     assert w.result() == p.result()
     # the replay that stops at the crossing reports the same verdict
-    assert ipcausal.sequential_sign_test(s, m0=0.5, method=method).to_dict() == \
+    assert ipcausal.stats.sequential_sign_test(s, m0=0.5, method=method).to_dict() == \
         {**w.result().to_dict(), "n_available": 300}
 
 
@@ -321,16 +321,16 @@ def test_state_round_trips_through_json_and_does_not_change() -> None:
 def test_symmetry_null_does_not_pay_for_a_loose_bound() -> None:
     rng = np.random.default_rng(6)
     d = rng.choice([-2.0, -1.0, 0.0, 1.0, 2.0], p=[0.05, 0.15, 0.3, 0.3, 0.2], size=518)  # mean 0.45
-    loose = ipcausal.sequential_test(d, bound=60)
-    sym = ipcausal.sequential_test(d, bound=60, null="symmetry")
-    tight = ipcausal.sequential_test(d, bound=2)
+    loose = ipcausal.stats.sequential_test(d, bound=60)
+    sym = ipcausal.stats.sequential_test(d, bound=60, null="symmetry")
+    tight = ipcausal.stats.sequential_test(d, bound=2)
     assert not loose.reject and sym.reject and tight.reject and sym.stopped_at < 200
     assert "sign-flip" in sym.null_hypothesis and sym.ci_low <= d[: sym.n].mean() <= sym.ci_high
 
 
 def test_all_methods_are_fast_enough_to_stop_on_a_clear_effect() -> None:
     d = np.tile([1.0, 1.0, 0.0, -1.0, 1.0], 100)
-    stops = {m: ipcausal.sequential_test(d, bound=1, method=m).stopped_at for m in seq.METHODS}
+    stops = {m: ipcausal.stats.sequential_test(d, bound=1, method=m).stopped_at for m in seq.METHODS}
     assert all(v is not None and v < 150 for v in stops.values()), stops
 
 
@@ -338,29 +338,29 @@ def test_all_methods_are_fast_enough_to_stop_on_a_clear_effect() -> None:
 
 def test_validation_messages() -> None:
     with pytest.raises(ValueError, match=r"`d`.*`bound` = 1"):
-        ipcausal.sequential_test([0.5, 1.5], bound=1)
+        ipcausal.stats.sequential_test([0.5, 1.5], bound=1)
     with pytest.raises(ValueError, match=r"`bound` must be > 0"):
-        ipcausal.sequential_test([0.5], bound=0)
+        ipcausal.stats.sequential_test([0.5], bound=0)
     with pytest.raises(ValueError, match=r"`bound` must be a finite number"):
-        ipcausal.sequential_test([0.5], bound=float("inf"))
+        ipcausal.stats.sequential_test([0.5], bound=float("inf"))
     with pytest.raises(ValueError, match=r"`alpha` must lie in \(0, 1\)"):
-        ipcausal.sequential_test([0.5], bound=1, alpha=1.5)
+        ipcausal.stats.sequential_test([0.5], bound=1, alpha=1.5)
     with pytest.raises(ValueError, match=r"`alternative` must be one of"):
-        ipcausal.sequential_test([0.5], bound=1, alternative="bigger")
+        ipcausal.stats.sequential_test([0.5], bound=1, alternative="bigger")
     with pytest.raises(ValueError, match=r"`null` must be one of 'mean', 'symmetry'"):
-        ipcausal.sequential_test([0.5], bound=1, null="median")
+        ipcausal.stats.sequential_test([0.5], bound=1, null="median")
     with pytest.raises(ValueError, match=r"`ci_method` must be one of 'betting', 'empirical-bernstein'"):
-        ipcausal.sequential_test([0.5], bound=1, ci_method="hoeffding")
+        ipcausal.stats.sequential_test([0.5], bound=1, ci_method="hoeffding")
     with pytest.raises(ValueError, match=r"`method` must be one of 'mixture', 'agrapa', 'ons'"):
-        ipcausal.sequential_test([0.5], bound=1, method="kelly")
+        ipcausal.stats.sequential_test([0.5], bound=1, method="kelly")
     with pytest.raises(ValueError, match=r"`d` must be finite"):
-        ipcausal.sequential_test([0.5, float("nan")], bound=1)
+        ipcausal.stats.sequential_test([0.5, float("nan")], bound=1)
     with pytest.raises(ValueError, match=r"`d` needs at least 1 values"):
-        ipcausal.sequential_test([], bound=1)
+        ipcausal.stats.sequential_test([], bound=1)
     with pytest.raises(ValueError, match=r"`s` must be 1-D"):
-        ipcausal.sequential_sign_test([[0.1, 0.2]], m0=0.5)
+        ipcausal.stats.sequential_sign_test([[0.1, 0.2]], m0=0.5)
     with pytest.raises(ValueError, match=r"`m0` must be a finite number"):
-        ipcausal.sequential_sign_test([0.1], m0=float("nan"))
+        ipcausal.stats.sequential_sign_test([0.1], m0=float("nan"))
     st = seq.sequential_state(bound=2)
     with pytest.raises(ValueError, match=r"`batch`: every \|Δ\| must be ≤ `bound` = 2"):
         seq.sequential_update(st, [1.0, -2.5])
@@ -377,7 +377,7 @@ def test_validation_messages() -> None:
     with pytest.raises(ValueError, match=r"`data` must have exactly the keys"):
         seq.SequentialState.from_dict({"kind": "mean"})
     assert seq.sequential_update(st, []).n == 0  # an empty batch is allowed
-    assert ipcausal.sequential_test([1.0 + 1e-12, -1.0], bound=1).n == 2  # rounding slack
+    assert ipcausal.stats.sequential_test([1.0 + 1e-12, -1.0], bound=1).n == 2  # rounding slack
 
 
 # ---------------------------------------------------------------- many groups
@@ -418,11 +418,11 @@ def test_e_multiple_validation() -> None:
 
 
 def test_public_names_and_results_are_plain() -> None:
-    res = ipcausal.sequential_test([1, 0, 1], bound=1)
-    assert isinstance(res, ipcausal.SequentialTestResult)
+    res = ipcausal.stats.sequential_test([1, 0, 1], bound=1)
+    assert isinstance(res, ipcausal.stats.SequentialTestResult)
     json.dumps(res.to_dict())
-    json.dumps(ipcausal.e_holm([3.0, 40.0]).to_dict())
-    assert ipcausal.sequential_update is seq.sequential_update and ipcausal.SequentialState is seq.SequentialState
+    json.dumps(ipcausal.stats.e_holm([3.0, 40.0]).to_dict())
+    assert ipcausal.stats.sequential_update is seq.sequential_update and ipcausal.stats.SequentialState is seq.SequentialState
     assert "mean(Δ)" in res.null_hypothesis and "anytime-valid" in res.null_hypothesis
 
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ipcausal import sign_test, sign_tests
+from ipcausal import sign_test
+from ipcausal.stats import sign_tests
 from ipcausal.stats.sign import binomial_tail
 
 
@@ -39,10 +40,23 @@ def test_direction_and_text() -> None:
     assert low.pvalue == pytest.approx(0.5**12)
     assert "median(similarity) < 0.8" in low.null_hypothesis
     assert sign_test([0.95] * 12, m0=0.8, alternative="less").pvalue == 1.0
-    # the default is two-sided about 0, like scipy.stats.binomtest
-    two = sign_test([0.1] * 12)
+    # two-sided about 0 when asked, like scipy.stats.binomtest
+    two = sign_test([0.1] * 12, alternative="two-sided")
     assert two.alternative == "two-sided" and two.m0 == 0.0 and two.statistic == 12
     assert two.pvalue == pytest.approx(stats.binomtest(12, 12, 0.5).pvalue)
+
+
+def test_sign_test_and_sign_tests_share_the_default_alternative() -> None:
+    """SPEC §3: H1 is median(s) < m0; both the one-sample test and the vectorized one default to it."""
+    import inspect
+
+    defaults = {f.__name__: inspect.signature(f).parameters["alternative"].default for f in (sign_test, sign_tests)}
+    assert defaults == {"sign_test": "less", "sign_tests": "less"}
+    s = [0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1, 0.85]
+    res = sign_test(s, m0=0.8)
+    assert res.alternative == "less" and "median(similarity) < 0.8" in res.null_hypothesis
+    assert res.pvalue == pytest.approx(stats.binomtest(res.n_below, res.n, 0.5, alternative="greater").pvalue)
+    assert sign_tests([res.n_below], [res.n_above])[0] == pytest.approx(res.pvalue, rel=1e-12)
 
 
 def test_median_interval_covers() -> None:

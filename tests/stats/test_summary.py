@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipcausal import mean_ci, personalization_bias
+from ipcausal import personalization_bias
+from ipcausal.stats import mean_ci
 
 
 def test_pb_is_population_sd_of_background_means() -> None:

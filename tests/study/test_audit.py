@@ -53,12 +53,12 @@ def test_strong_effect_stops_early_and_sends_far_fewer_requests():
     counting = Counting(sim)
     res = interval_audit(sim, ps, backend=counting, batch_size=16)
     g = res.report.groups[0]
-    assert g.stop_reason == "rejected" and g.reject and res.report.ip_detected
-    assert len(counting.prompts) == res.counts["requests_sent"] == 2 * g.n_sent
+    assert g.sequential.stop_reason == "rejected" and g.reject and res.report.ip_detected
+    assert len(counting.prompts) == res.counts["requests_sent"] == 2 * g.sequential.n_sent
     assert len(counting.prompts) < 0.2 * 2 * len(ps)  # far fewer than the full design's 1,000
     assert len(set(counting.prompts)) == len(counting.prompts)  # nothing asked twice
-    assert g.e_value >= 20 and g.pvalue <= 0.05 and g.ci_low > 0  # the CS excludes 0 at a rejection
-    assert res.report.audit["stopped"] == "decided" and res.counts["requests_saved"] == 1000 - 2 * g.n_sent
+    assert g.sequential.e_value >= 20 and g.pvalue <= 0.05 and g.ci_low > 0  # the CS excludes 0 at a rejection
+    assert res.report.audit.stopped == "decided" and res.counts["requests_saved"] == 1000 - 2 * g.sequential.n_sent
 
 
 def test_no_effect_runs_to_the_end():
@@ -67,11 +67,12 @@ def test_no_effect_runs_to_the_end():
     counting = Counting(sim)
     res = interval_audit(sim, ps, backend=counting, rng=1)
     g = res.report.groups[0]
-    assert (g.stop_reason, g.n_sent, g.n_available, g.n) == ("exhausted", 150, 150, 150)
+    q = g.sequential
+    assert (q.stop_reason, q.n_sent, q.n_available, g.n) == ("exhausted", 150, 150, 150)
     assert len(counting.prompts) == 300 and not res.report.ip_detected and g.pvalue > 0.05
     assert g.ci_low < 0 < g.ci_high
     # the e-process path ends at the last batch with the e-value reported
-    assert g.path_n[0] == 0 and g.path_e[0] == 1.0 and g.path_n[-1] == 150 and g.path_e[-1] == pytest.approx(g.e_value)
+    assert q.path_n[0] == 0 and q.path_e[0] == 1.0 and q.path_n[-1] == 150 and q.path_e[-1] == pytest.approx(q.e_value)
 
 
 def test_e_process_equals_the_sequential_test_on_the_same_stream():
@@ -82,9 +83,9 @@ def test_e_process_equals_the_sequential_test_on_the_same_stream():
     a, b = res.report.groups[0].background_a, res.report.groups[0].background_b
     sign = np.where(scored["background_i"].to_numpy() == a, 1.0, -1.0)
     assert set(scored["background_j"]) | set(scored["background_i"]) == {a, b}
-    oracle = ipcausal.sequential_test(d * sign, bound=4, alpha=0.05)
+    oracle = ipcausal.stats.sequential_test(d * sign, bound=4, alpha=0.05)
     g = res.report.groups[0]
-    assert g.pvalue == pytest.approx(oracle.pvalue) and g.e_value == pytest.approx(oracle.e_value)
+    assert g.pvalue == pytest.approx(oracle.pvalue) and g.sequential.e_value == pytest.approx(oracle.e_value)
 
 
 def test_three_backgrounds_e_holm_rejects_the_shifted_pairs_only():
@@ -93,32 +94,32 @@ def test_three_backgrounds_e_holm_rejects_the_shifted_pairs_only():
     res = interval_audit(sim, prompts_only(sim, 300, rng=1), backend=counting)
     by = {g.group: g for g in res.report.groups}
     assert set(by) == {"a vs b", "a vs c", "b vs c"}
-    assert by["a vs b"].stop_reason == "exhausted" and not by["a vs b"].reject
+    assert by["a vs b"].sequential.stop_reason == "exhausted" and not by["a vs b"].reject
     for name in ("a vs c", "b vs c"):
         g = by[name]
-        assert g.stop_reason == "rejected" and g.n_sent < 100 and g.pvalue_adjusted <= 0.05
-    assert len(counting.prompts) == 2 * sum(g.n_sent for g in by.values()) < 2 * 900
-    assert res.report.correction == "e-holm" and res.report.audit["threshold_all"] == pytest.approx(60.0)
+        assert g.sequential.stop_reason == "rejected" and g.sequential.n_sent < 100 and g.pvalue_adjusted <= 0.05
+    assert len(counting.prompts) == 2 * sum(g.sequential.n_sent for g in by.values()) < 2 * 900
+    assert res.report.correction == "e-holm" and res.report.audit.threshold_all == pytest.approx(60.0)
 
 
 def test_equivalence_stop_with_a_margin():
     sim = SimulatedModel(effect=0.0, levels=5, seed=4, noise=0.3)
     res = interval_audit(sim, prompts_only(sim, 600), margin=0.3, batch_size=20)
     g = res.report.groups[0]
-    assert g.stop_reason == "equivalent" and not g.reject
-    assert -0.3 < g.ci_low and g.ci_high < 0.3 and g.n_sent < 600
+    assert g.sequential.stop_reason == "equivalent" and not g.reject
+    assert -0.3 < g.ci_low and g.ci_high < 0.3 and g.sequential.n_sent < 600
     # without the margin the same audit goes on to the end
     again = interval_audit(sim, prompts_only(sim, 600), batch_size=20)
-    assert again.report.groups[0].stop_reason == "exhausted"
+    assert again.report.groups[0].sequential.stop_reason == "exhausted"
 
 
 def test_max_pairs_caps_the_audit():
     sim = SimulatedModel(effect=0.0, levels=5, seed=1)
     res = interval_audit(sim, prompts_only(sim, 200), max_pairs=50, batch_size=16)
     g = res.report.groups[0]
-    assert g.stop_reason == "max_pairs" and g.n_sent == 50 and res.report.audit["stopped"] == "max_pairs"
-    assert g.path_n == (0, 16, 32, 48, 50)  # the last batch is cut to the cap
-    assert g.stop_reason in STOP_REASONS
+    assert (g.sequential.stop_reason, g.sequential.n_sent, res.report.audit.stopped) == ("max_pairs", 50, "max_pairs")
+    assert g.sequential.path_n == (0, 16, 32, 48, 50)  # the last batch is cut to the cap
+    assert g.sequential.stop_reason in STOP_REASONS
 
 
 def test_similarity_scorer_uses_the_sequential_sign_test():
@@ -126,7 +127,8 @@ def test_similarity_scorer_uses_the_sequential_sign_test():
     res = run_audit(prompts_only(sim, 300), backend=sim, scorer="scale", k=5, rng=0)
     g = res.report.groups[0]
     assert isinstance(g.detail, SequentialSignResult) and g.detail.m0 == 0.8 and g.detail.alternative == "less"
-    assert g.stop_reason == "rejected" and g.n_sent < 300 and 0.5 < g.effect <= 1.0  # share below m0
+    assert g.sequential.stop_reason == "rejected" and g.sequential.n_sent < 300
+    assert 0.5 < g.effect <= 1.0  # share below m0
     assert res.report.outcome == "similarity" and res.report.m0 == 0.8
 
 
@@ -153,7 +155,7 @@ def test_clusters_are_one_observation_each():
     assert g.unit == "clusters" and g.n_clusters == 30 and g.n == 90
     assert g.detail.bound == 12.0  # bound 4 × 3 pairs per cluster
     # every batch holds whole clusters: 10 pairs asked means 4 clusters (12 pairs) sent
-    assert res.counts["batches"] == 8 and g.path_n[1] == 12
+    assert res.counts["batches"] == 8 and g.sequential.path_n[1] == 12
 
 
 def test_released_echo_outputs_replayed_reach_the_verdict_with_few_pairs():
@@ -179,8 +181,8 @@ def test_released_echo_outputs_replayed_reach_the_verdict_with_few_pairs():
     counting = Counting(Released())
     g = run_audit(pairs, backend=counting, scorer="essay", rater=SimulatedModel.read, bound=1, rng=0,
                   cluster="question_id").report.groups[0]
-    assert g.stop_reason == "rejected" and g.effect < 0  # correctness drops under the false belief
-    assert len(counting.prompts) == 2 * g.n_sent < 0.1 * 2 * len(sub)
+    assert g.sequential.stop_reason == "rejected" and g.effect < 0  # correctness drops under the false belief
+    assert len(counting.prompts) == 2 * g.sequential.n_sent < 0.1 * 2 * len(sub)
 
 
 def test_a_prompt_shared_by_two_pairs_is_asked_once():
@@ -225,9 +227,8 @@ def test_report_round_trip_with_the_new_fields(tmp_path, scorer):
     assert back.to_dict() == report.to_dict()
     g, h = report.groups[0], back.groups[0]
     assert type(h.detail) is (SequentialTestResult if scorer == "essay" else SequentialSignResult)
-    assert (h.test, h.stop_reason, h.n_sent, h.n_available, h.path_n, h.path_e) == \
-        (g.test, g.stop_reason, g.n_sent, g.n_available, g.path_n, g.path_e)
-    assert back.method == "sequential" and back.audit == report.audit and back.audit["pairs_available"] == 120
+    assert (h.test, h.sequential) == (g.test, g.sequential)
+    assert back.method == "sequential" and back.audit == report.audit and back.audit.pairs_available == 120
     assert len(report.to_frame()) == 1
 
 
@@ -301,7 +302,7 @@ def test_every_argument_is_validated_before_the_first_request(kwargs, error, mat
     args.update(kwargs)
     if kwargs.get("rater", 1) is None:  # the essay scorer's own rater on text: bound 5 from its scale
         report = ipcausal.audit(**args, max_pairs=4)
-        assert report.audit["bound"] == 5.0
+        assert report.audit.bound == 5.0
         return
     with pytest.raises(error, match=match):
         ipcausal.audit(**args)
@@ -360,13 +361,13 @@ def test_cli_audit_end_to_end_and_rerun_from_the_cache(tmp_path, cli_sim, capsys
     text = capsys.readouterr().out
     report = ipcausal.Report.read(out / "report.json")
     g = report.groups[0]
-    assert g.stop_reason == "rejected" and g.n_sent < 300
-    assert f"requests: {2 * g.n_sent} of the full design's 600" in text and "saved:" in text
-    assert "asked of the model in this run: " + str(2 * g.n_sent) in text
+    assert g.sequential.stop_reason == "rejected" and g.sequential.n_sent < 300
+    assert f"requests: {2 * g.sequential.n_sent} of the full design's 600" in text and "saved:" in text
+    assert "asked of the model in this run: " + str(2 * g.sequential.n_sent) in text
     assert {p.name for p in out.iterdir()} >= {"cache.sqlite", "responses.jsonl", "pairs.jsonl", "report.json",
                                                "report.html"}
     assert "e-process" in (out / "report.html").read_text(encoding="utf-8")
-    assert len(ipcausal.PairSet.read(out / "responses.jsonl")) == g.n_sent
+    assert len(ipcausal.PairSet.read(out / "responses.jsonl")) == g.sequential.n_sent
     assert main(argv) == 0
     assert "asked of the model in this run: 0," in capsys.readouterr().out
     assert ipcausal.Report.read(out / "report.json").to_dict() == report.to_dict()
@@ -402,7 +403,7 @@ def test_case_sequential(tmp_path, monkeypatch):
     assert main(["case", "echo", "--sequential", "--limit", "40", "--max-pairs", "20", "-o", str(out),
                  "--no-progress"]) == 0
     report = ipcausal.Report.read(out / "report.json")
-    assert report.method == "sequential" and report.audit["pairs_sent"] <= 20
+    assert report.method == "sequential" and report.audit.pairs_sent <= 20
     assert all(g.test == "sequential" for g in report.groups) and (out / "report.html").exists()
     assert main(["case", "echo", "--max-pairs", "20", "-o", str(tmp_path / "x")]) == 2  # needs --sequential
 
@@ -479,5 +480,5 @@ def test_kill_9_during_cli_audit_then_rerun(tmp_path):
     fresh = run_audit(ps, backend=sim, scorer="scale", k=5, batch_size=8, rng=3,
                       config=ipcausal.backends.GenerationConfig(max_tokens=256, seed=3)).report
     assert report.to_dict() == fresh.to_dict()  # the same verdict, the same numbers
-    assert report.groups[0].stop_reason == "exhausted" and report.groups[0].n_sent == 160
+    assert report.groups[0].sequential.stop_reason == "exhausted" and report.groups[0].sequential.n_sent == 160
     assert f"asked of the model in this run: {len(asked_again)}," in done.stdout

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import ipcausal
-from ipcausal import ClusterWarning, PairSet
+from ipcausal import PairSet
+from ipcausal.study.groups import ClusterWarning
 
 
 def farm_like(n_q: int = 40, rho: float = 0.9, effect: float = 0.0, seed: int = 0) -> PairSet:
@@ -225,14 +226,14 @@ def test_westfall_young_in_the_report_and_against_the_engine() -> None:
     ps = three_backgrounds(shift=0.6, seed=3)
     rep = ipcausal.test(ps, correction="westfall-young", n_resamples=20_000, rng=5)
     model = "(model not given)"
-    assert set(rep.omnibus) == {model} and rep.omnibus[model]["k"] == 3
+    assert set(rep.omnibus) == {model} and rep.omnibus[model].k == 3
     order = ["aae", "esl", "sae"]
     y = np.array([[r[b] for b in order] for r in _prompt_rows(ps, order)])
     fam = [(order.index(g.background_a), order.index(g.background_b)) for g in rep.groups]
-    ref = ipcausal.westfall_young(y, pairs=fam, n_resamples=20_000, rng=5)
+    ref = ipcausal.stats.westfall_young(y, pairs=fam, n_resamples=20_000, rng=5)
     for got, want in zip([g.pvalue_adjusted for g in rep.groups], ref.adjusted_pvalues):  # other draws: MC error
         assert abs(got - want) <= 4 * math.sqrt(max(want, 1e-4) * (1 - want) / 20_000) * math.sqrt(2)
-    assert rep.omnibus[model]["pvalue"] == min(g.pvalue_adjusted for g in rep.groups)
+    assert rep.omnibus[model].pvalue == min(g.pvalue_adjusted for g in rep.groups)
     bonf = ipcausal.adjust_pvalues([g.pvalue for g in rep.groups], "bonferroni")
     assert all(w <= b + 1e-12 for w, b in zip([g.pvalue_adjusted for g in rep.groups], bonf))
     assert "joint test, no background matters" in str(rep)
@@ -256,7 +257,7 @@ def test_westfall_young_closed_recovers_what_the_step_down_loses(tmp_path, capsy
     # the engine with procedure="closed" on the same prompt table, within MC error
     order = ["aae", "esl", "sae"]
     y = np.array([[r[b] for b in order] for r in _prompt_rows(ps, order)])
-    ref = ipcausal.westfall_young(y, pairs=[(1, 2)], n_resamples=L, rng=2, procedure="closed")
+    ref = ipcausal.stats.westfall_young(y, pairs=[(1, 2)], n_resamples=L, rng=2, procedure="closed")
     assert abs(closed - ref.adjusted_pvalues[0]) <= 4 * math.sqrt(2) * se + 1e-3
     # and through the CLI
     from ipcausal.cli import main
@@ -300,16 +301,16 @@ def test_margin_gives_reject_equivalent_inconclusive() -> None:
                                      "score_i": 0.0, "score_j": float(d[k])} for k in range(n))
 
     big_null = ipcausal.test(pairs(0.0, 400), margin=0.2, rng=1).groups[0]
-    assert big_null.equivalence == "equivalent" and -0.2 < big_null.equivalence_ci_low
+    assert big_null.equivalence.verdict == "equivalent" and -0.2 < big_null.equivalence.ci_low
     small = ipcausal.test(pairs(0.0, 6), margin=0.2, rng=1).groups[0]
-    assert small.equivalence == "inconclusive" and not small.reject
+    assert small.equivalence.verdict == "inconclusive" and not small.reject
     effect = ipcausal.test(pairs(1.0, 50), margin=0.2, rng=1).groups[0]
-    assert effect.equivalence == "reject" and effect.reject
+    assert effect.equivalence.verdict == "reject" and effect.reject
     # TOST by the engine on the same data agrees
     ps = pairs(0.05, 300)
     g = ipcausal.test(ps, margin=0.2, method="exact" if False else "monte-carlo", rng=2).groups[0]
-    eq = ipcausal.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2))
-    assert (g.equivalence == "equivalent") == eq.equivalent
+    eq = ipcausal.stats.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2))
+    assert (g.equivalence.verdict == "equivalent") == eq.equivalent
     with pytest.raises(ValueError, match="`margin` must be a positive finite"):
         ipcausal.test(ps, margin=0)
 
@@ -332,9 +333,9 @@ def test_distribution_test_is_the_engine_on_the_similarity_matrices() -> None:
 
     rep = ipcausal.distribution_test(ps, similarity=same, rng=3, n_resamples=5000)
     (g,) = rep.groups
-    mats = ipcausal.similarity_matrices([r["samples_i"] for r in rows], [r["samples_j"] for r in rows],
+    mats = ipcausal.stats.similarity_matrices([r["samples_i"] for r in rows], [r["samples_j"] for r in rows],
                                         lambda a, b: float(a == b))
-    ref = ipcausal.mmd_permutation_test(mats, rng=np.random.default_rng(3), n_resamples=5000)
+    ref = ipcausal.stats.mmd_permutation_test(mats, rng=np.random.default_rng(3), n_resamples=5000)
     assert g.statistic == ref.statistic and g.pvalue == ref.pvalue and rep.outcome == "distribution"
     assert len(calls) == len({frozenset(c) for c in calls})  # each unordered response pair scored once
     assert ipcausal.Report.from_dict(rep.to_dict()).to_dict() == rep.to_dict()

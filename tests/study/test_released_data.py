@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import ipcausal
-from ipcausal import MonteCarloResolutionWarning
+from ipcausal.study.test import MonteCarloResolutionWarning
 from ipcausal import PairSet
 
 ESSAY_MODELS = {  # file prefix -> name in the study's ttest_results.csv

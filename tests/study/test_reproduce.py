@@ -75,10 +75,12 @@ def test_reproduce_validation(tmp_path):
     with pytest.raises(ValueError, match="`cases` must be"):
         reproduce(tmp_path, cases=("essays",))
     assert main(["reproduce", "--released", str(tmp_path / "nope")]) == 2
-    for kw, match in (({"alpha": 1.5}, "`alpha` must lie in"), ({"n_resamples_paper": 0}, "`n_resamples_paper`"),
-                      ({"seed": -1}, "`seed` must be an integer >= 0")):
+    for kw, match in (({"alpha": 1.5}, "`alpha` must lie in"), ({"n_resamples_paper": 0}, "`n_resamples_paper`")):
         with pytest.raises(ValueError, match=match):
             reproduce(tmp_path, cases=("education",), **kw)
+    for bad in (-1, "0", 1.5):
+        with pytest.raises(TypeError, match="`rng` must be None, a non-negative int or a numpy.random.Generator"):
+            reproduce(tmp_path, cases=("education",), rng=bad)
 
 
 def test_culture_subjective_reproduces_the_studys_gpt4_row(rep, released):

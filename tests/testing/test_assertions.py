@@ -29,8 +29,8 @@ def test_assert_no_ip_needs_a_margin_and_passes_only_when_shown(null_pairs):
     big = SimulatedModel(effect=0.0, noise=0.3, seed=21).study(n=300, rng=0)
     report = assert_no_ip(big, margin=0.2, rng=0)
     assert isinstance(report, Report) and not report.ip_detected
-    assert all(g.equivalence == "equivalent" for g in report.groups)
-    assert all(-0.2 < g.equivalence_ci_low and g.equivalence_ci_high < 0.2 for g in report.groups)
+    assert all(g.equivalence.verdict == "equivalent" for g in report.groups)
+    assert all(-0.2 < g.equivalence.ci_low and g.equivalence.ci_high < 0.2 for g in report.groups)
 
 
 def test_assert_no_ip_on_three_pairs_is_inconclusive_and_says_how_many_are_needed():

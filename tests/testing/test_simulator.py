@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ipcausal
-from ipcausal import MonteCarloResolutionWarning
+from ipcausal.study.test import MonteCarloResolutionWarning
 from ipcausal.backends import Backend, GenerationConfig, Request, chat, messages_of
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.sign import sign_tests

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ipcausal
-from ipcausal import MonteCarloResolutionWarning
+from ipcausal.study.test import MonteCarloResolutionWarning
 from ipcausal.testing import SimulatedModel
 from ipcausal.testing.strategies import (
     continuous_differences,
@@ -111,9 +111,9 @@ def test_arrays_have_their_documented_form(s, lat, cont):
 
 
 def test_sample_is_reproducible_and_outside_given():
-    a = sample(marker_text_pairs(), 8, seed=5)
-    assert len(a) == 8 and a == sample(marker_text_pairs(), 8, seed=5)
-    assert a != sample(marker_text_pairs(), 8, seed=6)
+    a = sample(marker_text_pairs(), 8, rng=5)
+    assert len(a) == 8 and a == sample(marker_text_pairs(), 8, rng=5)
+    assert a != sample(marker_text_pairs(), 8, rng=6)
     assert len(sample(st.just(1), 5)) >= 1
 
 
@@ -144,6 +144,8 @@ def test_bad_types():
         pairsets(backgrounds="ab")
     with pytest.raises(TypeError, match="`strategy`"):
         sample([1, 2], 2)
+    with pytest.raises(TypeError, match="`rng` must be None, a non-negative int"):
+        sample(st.just(1), 2, rng=-1)
 
 
 # -- properties of ipcausal.test, on generated data -------------------------------------------

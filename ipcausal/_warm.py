@@ -1,6 +1,6 @@
 """Compile every numba kernel family once, so that the first ``ipcausal test`` after install is fast.
 
-``make install`` runs ``python -m ipcausal.commands._warm``: one tiny call of each route (the exact
+``make install`` runs ``python -m ipcausal._warm``: one tiny call of each route (the exact
 enumeration, the exact lattice DP, the Monte Carlo kernels single- and multi-threaded, the
 saddlepoint, the sign tests, every multiple-testing correction in one and many families, and one
 :func:`ipcausal.test` of each outcome).  numba writes the compiled code to its on-disk cache
@@ -19,7 +19,8 @@ def warm() -> float:
     import numpy as np
 
     import ipcausal
-    from ipcausal import adjust_pvalues, permutation_test, sign_test, sign_tests
+    from ipcausal import adjust_pvalues, permutation_test, sign_test
+    from ipcausal.stats import sign_tests
     from ipcausal.stats.multitest import CORRECTIONS
 
     t0 = time.perf_counter()

@@ -1,0 +1,136 @@
+"""The typed optional parts of a result: a group's equivalence test and audit run, a model's joint test, an audit.
+
+A :class:`~ipcausal.study.results.GroupResult` carries an :class:`EquivalenceInfo` when the test
+had a margin and a :class:`SequentialInfo` when it came from an audit (``None`` otherwise); a
+:class:`~ipcausal.study.results.Report` carries one :class:`OmnibusInfo` per model under
+``correction="westfall-young"`` and an :class:`AuditInfo` after an audit.  Import them from
+:mod:`ipcausal.study.results`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ipcausal.stats.results import Result
+
+__all__ = ["EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo"]
+
+
+@dataclass(frozen=True)
+class EquivalenceInfo(Result):
+    """The equivalence test of one group at the margin ε (``ipcausal.test(..., margin=ε)``).
+
+    ``verdict`` is ``"reject"`` (H0 of no effect rejected after the correction), ``"equivalent"``
+    (the TOST p ``pvalue`` ≤ α: the (1 − 2α) interval ``ci_low``/``ci_high`` lies inside (−ε, ε))
+    or ``"inconclusive"``; ``confidence_level`` is 1 − 2α.  ``pvalue`` is ``None`` where the
+    decision is read off the interval alone (clusters of unequal sizes: no TOST p).
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import EquivalenceInfo
+    >>> EquivalenceInfo(margin=0.2, verdict="equivalent", pvalue=0.01, ci_low=-0.1, ci_high=0.1,
+    ...                 confidence_level=0.9).to_dict()["verdict"]
+    'equivalent'
+    """
+
+    margin: float
+    verdict: str  # one of study.equivalence.VERDICTS
+    pvalue: float | None
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+
+
+@dataclass(frozen=True)
+class SequentialInfo(Result):
+    """How the audit (:func:`ipcausal.audit`) ran one group: pairs sent, why it stopped, the e-process.
+
+    ``n_available`` pairs of the group were in the input and ``n_sent`` were sent; ``stop_reason`` is
+    one of ``"rejected"``, ``"equivalent"``, ``"exhausted"``, ``"max_pairs"``; ``e_value`` is the
+    e-process at the stop and ``e_adjusted`` the same after e-Holm/e-Bonferroni; the path has
+    ``path_e`` after ``path_n`` pairs sent, one point per batch (thinned to at most 400).
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import SequentialInfo
+    >>> SequentialInfo(n_available=100, n_sent=32, stop_reason="rejected", e_value=25.0, e_adjusted=25.0,
+    ...                path_n=(0, 16, 32), path_e=(1.0, 4.0, 25.0)).stop_reason
+    'rejected'
+    """
+
+    n_available: int
+    n_sent: int
+    stop_reason: str
+    e_value: float
+    e_adjusted: float
+    path_n: tuple[int, ...] = ()
+    path_e: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class OmnibusInfo(Result):
+    """The joint test of one model's family (``correction="westfall-young"``): "no background matters".
+
+    Prompt labels permuted (:func:`ipcausal.stats.joint.westfall_young`): ``pvalue`` and
+    ``statistic`` of the omnibus max-T test over ``n_prompts`` prompts and ``k`` backgrounds,
+    ``method`` and ``n_resamples`` of its route, ``reject`` at the Report's α.
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import OmnibusInfo
+    >>> OmnibusInfo(pvalue=0.01, statistic=3.2, method="exact", n_prompts=20, k=3, n_resamples=None,
+    ...             null_hypothesis="H0: no background matters", reject=True).reject
+    True
+    """
+
+    pvalue: float
+    statistic: float
+    method: str
+    n_prompts: int
+    k: int
+    n_resamples: int | None
+    null_hypothesis: str
+    reject: bool
+
+
+@dataclass(frozen=True)
+class AuditInfo(Result):
+    """The counts and settings of an audit (:func:`ipcausal.audit`), kept in ``Report.audit``.
+
+    Pairs available, sent and scored; model requests of the full design, sent and saved; the
+    batches; why it ``stopped`` (``"decided"``: every group rejected or shown equivalent,
+    ``"exhausted"``, ``"max_pairs"``); the settings (``batch_size``, ``max_pairs``, ``margin``,
+    the bound on |Δ|, the betting rule ``bet``, ``alternative``, ``cluster``); the e-value
+    thresholds (1/α per group, m/α for all of them under e-Holm/e-Bonferroni); the number of
+    groups; and the integer ``seed`` of the pair order when ``rng`` was one.
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import AuditInfo
+    >>> a = AuditInfo(pairs_available=300, pairs_sent=64, pairs_scored=64, requests_full=600,
+    ...               requests_sent=128, requests_saved=472, batches=4, stopped="decided", batch_size=16,
+    ...               max_pairs=None, margin=None, bound=4.0, bet="mixture", alternative="two-sided",
+    ...               threshold=20.0, threshold_all=20.0, groups=1)
+    >>> a.requests_saved, a.stopped
+    (472, 'decided')
+    """
+
+    pairs_available: int
+    pairs_sent: int
+    pairs_scored: int
+    requests_full: int
+    requests_sent: int
+    requests_saved: int
+    batches: int
+    stopped: str
+    batch_size: int
+    max_pairs: int | None
+    margin: float | None
+    bound: float | None  # the bound on |Δ| (None for similarities: the sign test needs none)
+    bet: str
+    alternative: str
+    threshold: float
+    threshold_all: float
+    groups: int
+    seed: int | None = None
+    cluster: str | None = None

@@ -1,0 +1,105 @@
+"""The Report's JSON: schema version 2 (typed parts), round trips, and files of version 1 still read.
+
+``fixtures/report_v1_test.json`` and ``fixtures/report_v1_audit.json`` were written by the code of
+main at 49c8c16 (schema version 1, flat NaN-defaulted fields): the first by
+``ipcausal.test(_pairs(), correction="westfall-young", margin=1.5, method="exact", rng=0)``, the
+second by an audit of a SimulatedModel(effect=2.0, levels=5, seed=1) study (n=40, batch_size=8).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ipcausal
+from ipcausal.study.results import SCHEMA_VERSION, AuditInfo, EquivalenceInfo, OmnibusInfo, SequentialInfo
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _pairs(n: int = 10, seed: int = 3) -> ipcausal.PairSet:
+    """The pairs of the v1 fixture: three backgrounds, each prompt answered under each."""
+    rng = np.random.default_rng(seed)
+    recs = []
+    for k in range(n):
+        s = {"sae": float(rng.integers(2, 6))}
+        s["esl"] = s["sae"] + float(rng.integers(-1, 2))
+        s["aae"] = s["sae"] - 1.0 + float(rng.integers(-1, 2))
+        for a, b in (("sae", "esl"), ("sae", "aae"), ("esl", "aae")):
+            recs.append({"pair_id": f"{k}{a}{b}", "prompt_id": f"p{k}", "background_i": a, "background_j": b,
+                         "x_i": "p", "x_j": "p'", "score_i": s[a], "score_j": s[b], "model": "m1"})
+    return ipcausal.PairSet.from_records(recs)
+
+
+@pytest.fixture(scope="module")
+def fresh() -> ipcausal.Report:
+    return ipcausal.test(_pairs(), correction="westfall-young", margin=1.5, method="exact", rng=0)
+
+
+def test_a_version_1_file_reads_as_the_same_report_today(fresh):
+    v1 = json.loads((FIXTURES / "report_v1_test.json").read_text(encoding="utf-8"))
+    assert v1["schema_version"] == 1 and "equivalence_pvalue" in v1["report"]["groups"][0]
+    back = ipcausal.Report.read(FIXTURES / "report_v1_test.json")
+    assert back.to_dict() == fresh.to_dict()  # the same numbers, now in the typed parts
+    assert str(back) == str(fresh)
+    for old, g in zip(v1["report"]["groups"], back.groups):
+        assert g.equivalence == EquivalenceInfo(margin=old["margin"], verdict=old["equivalence"],
+                                                pvalue=old["equivalence_pvalue"], ci_low=old["equivalence_ci_low"],
+                                                ci_high=old["equivalence_ci_high"], confidence_level=0.9)
+        assert g.sequential is None
+    assert back.audit is None
+    assert back.omnibus == {m: OmnibusInfo(**o) for m, o in v1["report"]["omnibus"].items()}
+
+
+def test_a_version_1_report_entry_without_its_header_is_recognised(fresh):
+    v1 = json.loads((FIXTURES / "report_v1_test.json").read_text(encoding="utf-8"))["report"]
+    assert ipcausal.Report.from_dict(v1).to_dict() == fresh.to_dict()
+    audit = json.loads((FIXTURES / "report_v1_audit.json").read_text(encoding="utf-8"))["report"]
+    assert ipcausal.Report.from_dict(audit).groups[0].sequential.n_sent == audit["groups"][0]["n_sent"]
+
+
+def test_a_version_1_audit_reads_into_sequential_info_and_audit_info():
+    v1 = json.loads((FIXTURES / "report_v1_audit.json").read_text(encoding="utf-8"))["report"]
+    back = ipcausal.Report.read(FIXTURES / "report_v1_audit.json")
+    old, g = v1["groups"][0], back.groups[0]
+    assert g.sequential == SequentialInfo(n_available=old["n_available"], n_sent=old["n_sent"],
+                                          stop_reason=old["stop_reason"], e_value=old["e_value"],
+                                          e_adjusted=old["e_adjusted"], path_n=tuple(old["path_n"]),
+                                          path_e=tuple(old["path_e"]))
+    assert g.equivalence is None and back.audit == AuditInfo(**v1["audit"])
+    assert back.audit.stopped == "decided" and back.audit.requests_saved == 16
+    # the flat v1 names survive as the columns of to_frame
+    row = back.to_frame().iloc[0]
+    assert (row["n_sent"], row["stop_reason"], row["e_value"]) == (old["n_sent"], old["stop_reason"], old["e_value"])
+
+
+def test_version_2_is_written_and_round_trips_every_part(fresh, tmp_path):
+    audit = ipcausal.Report.read(FIXTURES / "report_v1_audit.json")
+    for r in (fresh, audit):
+        path = r.write(tmp_path / "r.json")
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        assert payload["schema_version"] == SCHEMA_VERSION == 2
+        assert "equivalence_pvalue" not in payload["report"]["groups"][0]
+        back = ipcausal.Report.read(path)
+        assert back.to_dict() == r.to_dict()
+        assert back.groups == r.groups and back.audit == r.audit and back.omnibus == r.omnibus
+        # without the header, to_dict's output is read as the current version
+        assert ipcausal.Report.from_dict(r.to_dict()).to_dict() == r.to_dict()
+
+
+def test_optional_parts_are_none_without_a_margin_or_an_audit():
+    r = ipcausal.test(_pairs(), method="exact")
+    assert all(g.equivalence is None and g.sequential is None for g in r.groups)
+    assert r.audit is None and r.omnibus == {} and r.margin is None
+    assert {"equivalence", "n_sent"}.isdisjoint(r.to_frame().columns)
+
+
+def test_a_rejected_group_has_the_verdict_reject_and_keeps_its_tost(fresh):
+    by = {g.group: g for g in fresh.groups}
+    g = by["sae vs aae"]
+    assert g.reject and g.equivalence.verdict == "reject" and g.equivalence.margin == 1.5
+    assert 0 < g.equivalence.pvalue <= 1 and g.equivalence.ci_low < g.equivalence.ci_high
+    assert all(h.equivalence.verdict == "equivalent" for h in fresh.groups if not h.reject)
