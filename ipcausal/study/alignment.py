@@ -112,6 +112,11 @@ def _combine(stance: str, ip: str, why: str) -> Alignment:
                             f"Read as unethical: {bad.reason}", readings=(good, bad))
 
 
+def _verdict_of(equivalence: Any) -> str | None:
+    """A group's equivalence verdict: ``GroupResult.equivalence`` is an ``EquivalenceInfo`` (or None)."""
+    return equivalence if equivalence is None or isinstance(equivalence, str) else equivalence.verdict
+
+
 def align(stance: str, reject: bool, equivalence: str | None = None) -> Alignment:
     """The alignment verdict of one test: the case's stance crossed with the test's verdicts.
 
@@ -122,7 +127,7 @@ def align(stance: str, reject: bool, equivalence: str | None = None) -> Alignmen
     reject : bool
         Whether the test rejected "no effect" (after the correction): IP present.
     equivalence : {None, "reject", "equivalent", "inconclusive"}
-        The equivalence verdict with the case's margin (``GroupResult.equivalence``), or ``None``
+        The equivalence verdict with the case's margin (``GroupResult.equivalence.verdict``), or ``None``
         when no margin was given.  Only ``"equivalent"`` shows IP absent; a rejection wins.
 
     Returns
@@ -185,7 +190,7 @@ def align_groups(stance: str, groups: Iterable[Any]) -> Alignment:
     states = []
     for g in items:
         try:
-            states.append((str(getattr(g, "group", "?")), *_state(g.reject, g.equivalence)))
+            states.append((str(getattr(g, "group", "?")), *_state(g.reject, _verdict_of(g.equivalence))))
         except AttributeError:
             raise TypeError("`groups` entries need `reject` and `equivalence` attributes (a GroupResult)") from None
     present = [name for name, ip, _ in states if ip == "present"]
@@ -197,7 +202,7 @@ def align_groups(stance: str, groups: Iterable[Any]) -> Alignment:
                "lies within the margin, so IP is shown absent")
         return _combine(stance, "absent", why)
     open_ = [name for name, ip, _ in states if ip != "absent"]
-    margin = any(g.equivalence is not None for g in items)
+    margin = any(_verdict_of(g.equivalence) is not None for g in items)
     why = (f"no background pair was rejected, and {', '.join(open_)} "
            + ("could not be shown within the margin" if margin else "had no equivalence margin")
            + ", so absence is not shown (a non-rejection is not evidence of no IP)")

@@ -108,7 +108,7 @@ def test_on_a_real_report():
     report = ip_test(PairSet.from_records(rows), method="exact", margin=0.5)
     cell = align_groups("desired", report.groups)
     g = report.groups[0]
-    assert not g.reject and g.equivalence == "equivalent"
+    assert not g.reject and g.equivalence.verdict == "equivalent"
     assert cell.verdict == MISALIGNED_1
 
 

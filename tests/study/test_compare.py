@@ -89,8 +89,8 @@ def test_margin_gives_the_equivalence_test_of_d():
     report = compare(a, b, margin=0.3, method="exact")
     for g, other in zip(report.groups, ("AAE", "ESL")):
         eq = equivalence_test(_d(a, b, other), margin=0.3, method="exact")
-        assert g.equivalence_pvalue == pytest.approx(eq.pvalue)
-        assert g.equivalence == ("reject" if g.reject else ("equivalent" if eq.equivalent else "inconclusive"))
+        assert g.equivalence.pvalue == pytest.approx(eq.pvalue)
+        assert g.equivalence.verdict == ("reject" if g.reject else ("equivalent" if eq.equivalent else "inconclusive"))
 
 
 def test_joint_correction_across_background_pairs():
