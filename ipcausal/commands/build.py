@@ -17,6 +17,8 @@ from ipcausal.commands._common import add_backend, add_out, add_seed, make_backe
 
 __all__ = ["register"]
 
+HELP = "make paired prompts (a PairSet) from a dataset source or your own prompts"
+
 
 def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
     from ipcausal.builders._options import ON_PROBLEM
@@ -41,7 +43,7 @@ def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
 
 def register(subparsers: Any) -> None:
     """Add ``build`` and its sub-commands to the ``ipcausal`` parser."""
-    p = subparsers.add_parser("build", help="make paired prompts (a PairSet) from a dataset source",
+    p = subparsers.add_parser("build", help=HELP,
                               description="Build a PairSet plus a JSON manifest (sources with SHA-256, counts, "
                               "skipped items with reasons, settings).")
     sub = p.add_subparsers(dest="dataset", metavar="DATASET")

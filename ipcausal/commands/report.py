@@ -88,6 +88,12 @@ def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
 def main(args: argparse.Namespace) -> int:
     from ipcausal.report import write_report
 
+    from ipcausal.cli import CliError
+
+    for r in args.results:  # before anything is read: say which input is not there
+        if not Path(r).exists():
+            raise CliError(f"{r} does not exist (expected a Report file .json, scored pairs .jsonl/.csv/.parquet "
+                           "or an `ipcausal case` folder)")
     sections = [s for r in args.results for s in _sections(Path(r), args)]
     out = write_report(sections, args.out, title=args.title)
     print(f"report written: {out}", file=sys.stderr)
