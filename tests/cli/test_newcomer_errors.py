@@ -132,3 +132,21 @@ def test_the_same_model_still_may_not_repeat_an_id(tmp_path: Path, capsys: pytes
     err = capsys.readouterr().err
     assert ("column `pair_id` has duplicate values ['0', '1', '2'] at row(s) 0, 1, 2, 3, 4 and 1 more with the same "
             "`model` (a pair's key is (`model`, `pair_id`)); give each run a `model` column") in err
+
+
+def test_two_case_folders_rendered_together_name_their_models(tmp_path: Path) -> None:
+    import ipcausal
+
+    outs = []
+    for model in ("smollm2", "gpt-4o-mini"):
+        folder = tmp_path / model
+        report = ipcausal.test(PairSet.from_records(_rows(6, model)))
+        report.write(folder / "report.json", title="Echo chamber", settings={"model": model})
+        outs.append(str(folder))
+    html, md = tmp_path / "both.html", tmp_path / "both.md"
+    assert main(["report", *outs, "-o", str(html)]) == 0
+    assert main(["report", *outs, "-o", str(md)]) == 0
+    page = html.read_text()
+    assert "<a href='#s0'>Echo chamber (smollm2)</a><a href='#s1'>Echo chamber (gpt-4o-mini)</a>" in page
+    assert "<h2>Echo chamber (smollm2)</h2>" in page and "<h2>Echo chamber (gpt-4o-mini)</h2>" in page
+    assert "## Echo chamber (smollm2)" in md.read_text() and "## Echo chamber (gpt-4o-mini)" in md.read_text()
