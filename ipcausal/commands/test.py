@@ -73,7 +73,11 @@ def main(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
         report = test(pairs, **test_kwargs(args))
     if args.out:
-        path = report.write(args.out, counts=counts or None)
+        from pathlib import Path
+
+        models = sorted({g.model for g in report.groups})
+        title = ", ".join(Path(f).name for f in args.file) + " — " + ", ".join(models)  # input and model
+        path = report.write(args.out, counts=counts or None, title=title, settings={"model": ", ".join(models)})
         print(f"report written: {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ipcausal.study.results import Report
-from ipcausal.study.text import effect_name, format_p
+from ipcausal.study.text import effect_name, format_p, outcome_words
 
 __all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
 
@@ -110,7 +110,8 @@ def h0(report: Report) -> str:
 def settings_rows(s: Section) -> list[tuple[str, str]]:
     """The test settings of the Report followed by the section's own settings, as text pairs."""
     r = s.report
-    d: dict[str, Any] = {"outcome": r.outcome, "alpha": r.alpha, "correction": r.correction, "method": r.method}
+    d: dict[str, Any] = {"outcome": f"{outcome_words(r.outcome)} ({r.outcome})", "alpha": r.alpha,
+                         "correction": r.correction, "method": r.method}
     if r.m0 is not None:
         d["m0"] = r.m0
     if r.paper_compat:
@@ -136,7 +137,8 @@ def _figures(s: Section, plots: Any) -> list[tuple[str, str]]:
         figs.append((f"distribution of {what}", plots.fig_distribution(r)))
         figs.append(("null distribution of each test and the observed statistic", plots.fig_null(r)))
     if r.outcome == "interval" and r.backgrounds:
-        figs.append(("mean outcome per background, PB", plots.fig_backgrounds(r)))
+        figs.append(("mean rating / score per background (exact binomial interval for 0/1 scores, a bootstrap "
+                     "inside the range otherwise), PB", plots.fig_backgrounds(r)))
     if r.groups:
         figs.append(("adjusted p-values, background × background", plots.fig_matrix(r)))
     if r.groups and any(len(g.path_n) for g in r.groups):
