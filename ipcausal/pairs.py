@@ -325,11 +325,10 @@ class PairSet:
 
         Examples
         --------
-        >>> import tempfile, os, json
-        >>> p = os.path.join(tempfile.mkdtemp(), "s.jsonl")
-        >>> rows = [{"pair_id": k, "background_i": "A", "background_j": "B", "x_i": "q", "x_j": "q",
-        ...          "score_i": 1, "score_j": None if k == 1 else 0} for k in range(3)]
-        >>> _ = open(p, "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "sims.jsonl"
+        >>> line = '{{"pair_id": {}, "background_i": "US", "background_j": "UK", "x_i": "a", "x_j": "b", "similarity": {}}}'
+        >>> _ = p.write_text("\\n".join(line.format(k, s) for k, s in [(1, 0.9), (2, "null"), (3, 0.7)]))
         >>> ps, dropped = PairSet.read_dropping_missing(p)
         >>> len(ps), dropped
         (2, [2])
