@@ -75,9 +75,11 @@ def main(args: argparse.Namespace) -> int:
     if args.out:
         from pathlib import Path
 
-        models = sorted({g.model for g in report.groups})
-        title = ", ".join(Path(f).name for f in args.file) + " — " + ", ".join(models)  # input and model
-        path = report.write(args.out, counts=counts or None, title=title, settings={"model": ", ".join(models)})
+        from ipcausal.study.groups import UNKNOWN_MODEL
+
+        models = ", ".join(sorted({g.model for g in report.groups} - {UNKNOWN_MODEL}))
+        title = ", ".join(Path(f).name for f in args.file) + (f" — {models}" if models else "")  # input and model
+        path = report.write(args.out, counts=counts or None, title=title, settings={"model": models} if models else None)
         print(f"report written: {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")
