@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ipcausal.builders._options import QUESTION_DIRECTIONS, QUESTION_GENERATORS
 from ipcausal.builders.manifest import BuildResult, Manifest, belief_allowed, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
 
 __all__ = ["GENERATORS", "DIRECTIONS", "Skipped", "QuestionsResult", "read_questions", "build_questions"]
 
-GENERATORS: tuple[str, ...] = ("markers", "aae", "esl", "belief")
-DIRECTIONS: tuple[str, ...] = ("us-uk", "uk-us")
+GENERATORS: tuple[str, ...] = QUESTION_GENERATORS
+DIRECTIONS: tuple[str, ...] = QUESTION_DIRECTIONS
 _TEXT_KEYS = ("prompt", "question", "text")
 #: Ambiguous lexicon words read as function words far more often than as markers ("can" → "tin"):
 #: never reported as a kept marker (``mixed``).

@@ -115,9 +115,9 @@ def register(subparsers: Any) -> None:
 
 
 def _questions_choice(name: str) -> tuple[str, ...]:
-    from ipcausal.builders import questions
+    from ipcausal.builders import _options  # light: the choices without pandas
 
-    return tuple(getattr(questions, name))
+    return tuple(getattr(_options, f"QUESTION_{name}"))
 
 
 def _no_dataset(p: argparse.ArgumentParser) -> int:
