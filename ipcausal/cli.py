@@ -1,8 +1,21 @@
 """The ``ipcausal`` command line: one sub-command per pipeline stage.
 
-Each sub-command lives in ``ipcausal/commands/<name>.py`` and exposes
-``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
-Command modules import nothing heavy at module level, so ``ipcausal --help`` is fast.
+Each sub-command lives in ``ipcausal/commands/<name>.py``.  **Adding a command** (the lazy pattern):
+
+1. write ``ipcausal/commands/<name>.py`` with a module-level ``HELP`` (its one-line help) and
+   ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``;
+2. import only the standard library and :mod:`ipcausal.commands._common` at module level: every
+   other import (numpy, pandas, the study layer, the choices of an option) goes *inside*
+   ``register`` or the command's function;
+3. add ``"<name>"`` to :data:`COMMANDS` (``import_`` is the ``import`` command: a trailing ``_``
+   is dropped).
+
+:func:`main` then registers only the command that runs: ``ipcausal --help`` and ``--version``
+import each module for its ``HELP`` and call no ``register`` at all, so they load neither numpy
+nor scipy nor numba (``tests/cli/test_fast_help.py`` checks it; ``benchmarks/bench_cli.py``
+times it).  A module without ``HELP`` is registered in full even for ``--help`` (slower, but
+correct).  :func:`build_parser` with no argument registers every command in full (for tests and
+tools that inspect the parser).
 Errors a user can fix print as one line (exit status 2); set ``IPCAUSAL_DEBUG=1`` for the traceback.
 """
 
@@ -14,7 +27,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main", "build_parser", "CliError"]
+__all__ = ["main", "build_parser", "command_name", "CliError"]
 
 # order = order in --help
 COMMANDS: tuple[str, ...] = (
@@ -61,7 +74,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_name(module: str) -> str:
+    """The command a module of :data:`COMMANDS` defines: its name without a trailing ``_``."""
+    return module.rstrip("_")
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The command ``argv`` runs (its first argument when that names a command), else ``""``."""
+    names = {command_name(m) for m in COMMANDS}
+    return argv[0] if argv and argv[0] in names else ""
+
+
+def build_parser(full: str | None = None) -> argparse.ArgumentParser:
+    """The ``ipcausal`` parser.
+
+    Parameters
+    ----------
+    full : str or None
+        ``None`` (default): every command registered in full.  A command name: only that one in
+        full, the others as their one-line ``HELP`` (what :func:`main` does); ``""``: none in full
+        (``ipcausal --help``).
+    """
     from ipcausal import __version__
 
     parser = _Parser(
@@ -78,13 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"ipcausal.commands.{name}":
                 continue
             raise
-        module.register(sub)
+        lazy = full is not None and full != command_name(name) and isinstance(getattr(module, "HELP", None), str)
+        if lazy:  # listed in --help with its one line; registered in full only when it runs
+            sub.add_parser(command_name(name), help=module.HELP, add_help=False)
+        else:
+            module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ipcausal`` console script; returns the exit status."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad value (argparse has printed the message)

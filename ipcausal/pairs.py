@@ -24,7 +24,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +43,67 @@ _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "p
 FORMATS = _FORMATS  # public: file suffix -> format (the CLI imports it from here)
 
 
-def _rows(mask: np.ndarray, limit: int = 5) -> str:
-    idx = np.flatnonzero(mask)
+#: Where a row is, for error messages: ``where(positions, limit) -> text``.  In memory: the
+#: 0-based row positions; for a file :meth:`PairSet.read` passes the 1-based line numbers.
+Where = Callable[[np.ndarray, int], str]
+
+
+def _positions(idx: np.ndarray, limit: int) -> str:
     shown = ", ".join(str(int(i)) for i in idx[:limit])
     more = f" and {idx.size - limit} more" if idx.size > limit else ""
     return f"row(s) {shown}{more}"
+
+
+def _rows(mask: np.ndarray, where: Where | None = None, limit: int = 5) -> str:
+    idx = np.flatnonzero(mask)
+    return (where or _positions)(idx, limit)
+
+
+def record_lines(path: Path, fmt: str) -> list[int]:
+    """The 1-based line on which each record of the file starts (Parquet: the record number).
+
+    JSON Lines: the non-blank lines; CSV: the records after the header (a quoted field may span
+    lines, so a record's line is where it starts).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = p.write_text('pair_id,x_i\\n1,"two\\nlines"\\n\\n2,b\\n')
+    >>> record_lines(p, "csv")
+    [2, 5]
+    """
+    if fmt == "jsonl":
+        with path.open("rb") as fh:
+            return [k for k, raw in enumerate(fh, 1) if raw.strip()]
+    if fmt == "csv":
+        import csv
+        import io
+
+        reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline=""))
+        out, start, header = [], 1, False
+        for row in reader:
+            if row:
+                if header:
+                    out.append(start)
+                header = True
+            start = reader.line_num + 1
+        return out
+    return []
+
+
+def file_where(path: Path, fmt: str) -> Where:
+    """A :data:`Where` naming 1-based file lines (``line(s) 2, 4 of data.jsonl``); the file is scanned on use."""
+
+    def where(idx: np.ndarray, limit: int) -> str:
+        more = f" and {idx.size - limit} more" if idx.size > limit else ""
+        if fmt == "parquet":
+            return f"record(s) {', '.join(str(int(i) + 1) for i in idx[:limit])}{more} of {path.name}"
+        lines = record_lines(path, fmt)
+        shown = ", ".join(str(lines[i]) if i < len(lines) else f"record {int(i) + 1}" for i in idx[:limit])
+        return f"line(s) {shown}{more} of {path.name}"
+
+    return where
 
 
 def _is_missing(value: Any) -> bool:
@@ -77,7 +133,7 @@ def _pair_ids(ids: pd.Series) -> pd.Series:
     return ids.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
 
 
-def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
+def _validate_frame(df: pd.DataFrame, where: Where | None = None) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"`frame` must be a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
@@ -91,28 +147,35 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
 
     ids = out["pair_id"]
     if ids.isna().any():
-        raise ValueError(f"column `pair_id` has missing values at {_rows(ids.isna().to_numpy())}")
+        raise ValueError(f"column `pair_id` has missing values at {_rows(ids.isna().to_numpy(), where)}")
     out["pair_id"] = _pair_ids(ids)
-    dup = np.zeros(0, dtype=bool) if out["pair_id"].is_unique else out["pair_id"].duplicated(keep=False).to_numpy()
-    if dup.any():
-        vals = list(dict.fromkeys(out.loc[dup, "pair_id"]))[:5]
-        raise ValueError(f"column `pair_id` has duplicate values {vals} at {_rows(dup)}")
+    if not out["pair_id"].is_unique:  # the key of a pair is (model, pair_id): two models may share ids
+        if "model" in out.columns:
+            models = out["model"].astype(object).where(out["model"].notna(), None)
+            dup = pd.DataFrame({"model": models, "pair_id": out["pair_id"]}).duplicated(keep=False).to_numpy()
+        else:
+            dup = out["pair_id"].duplicated(keep=False).to_numpy()
+        if dup.any():
+            vals = list(dict.fromkeys(out.loc[dup, "pair_id"]))[:5]
+            scope = "the same `model`" if "model" in out.columns else "no `model` column"
+            raise ValueError(f"column `pair_id` has duplicate values {vals} at {_rows(dup, where)} with {scope} "
+                             "(a pair's key is (`model`, `pair_id`))")
 
     for col in _TEXT_COLUMNS:
         if _all_text(out[col]):
             continue
         bad = out[col].map(lambda v: not isinstance(v, str)).to_numpy()
         if bad.any():
-            raise ValueError(f"column `{col}` must hold text; non-text or missing values at {_rows(bad)}")
+            raise ValueError(f"column `{col}` must hold text; non-text or missing values at {_rows(bad, where)}")
     same = (out["background_i"] == out["background_j"]).to_numpy()
     if same.any():
         raise ValueError(
-            f"columns `background_i` and `background_j` must differ within a pair; equal at {_rows(same)}"
+            f"columns `background_i` and `background_j` must differ within a pair; equal at {_rows(same, where)}"
         )
     for col in ("background_i", "background_j"):
         empty = (out[col].str.strip() == "").to_numpy()
         if empty.any():
-            raise ValueError(f"column `{col}` has empty backgrounds at {_rows(empty)}")
+            raise ValueError(f"column `{col}` has empty backgrounds at {_rows(empty, where)}")
 
     for col in _OPTIONAL_TEXT:
         if col in out.columns:
@@ -120,7 +183,7 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
             if not _text_or_missing(values):
                 bad = values.map(lambda v: not (_is_missing(v) or isinstance(v, str))).to_numpy()
                 if bad.any():
-                    raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad)}")
+                    raise ValueError(f"column `{col}` must hold text or be missing; other values at {_rows(bad, where)}")
             if isinstance(values.dtype, pd.StringDtype) and not values.isna().any():
                 continue  # all text already (pandas' own string type): nothing to convert
             obj = values.astype(object)
@@ -129,6 +192,8 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     has_i, has_j = "score_i" in out.columns, "score_j" in out.columns
     if has_i != has_j:
         raise ValueError("columns `score_i` and `score_j` come together: one is missing")
+    problems: list[str] = []  # every bad outcome column, each with its first few rows
+    missing = False
     for col in OUTCOME_COLUMNS:
         if col not in out.columns:
             continue
@@ -139,17 +204,25 @@ def _validate_frame(df: pd.DataFrame) -> pd.DataFrame:
             numeric = pd.to_numeric(values, errors="coerce")
             bad = (numeric.isna() & values.notna()).to_numpy() | values.map(lambda v: isinstance(v, bool)).to_numpy()
             if bad.any():
-                raise ValueError(f"column `{col}` must be numeric; non-numeric values at {_rows(bad)}")
+                problems.append(f"column `{col}` must be numeric; non-numeric values at {_rows(bad, where)}")
+                continue
             values = numeric
         arr = values.to_numpy(dtype=np.float64)
         bad = ~np.isfinite(arr)
         if bad.any():
-            raise ValueError(f"column `{col}` must be finite (no NaN, inf or missing values); bad at {_rows(bad)}")
+            missing = missing or bool(np.isnan(arr).any())
+            problems.append(f"column `{col}` must be finite (no NaN, inf or missing values); bad at {_rows(bad, where)}")
+            continue
         if col == "similarity":
             out_of_range = (arr < 0) | (arr > 1)
             if out_of_range.any():
-                raise ValueError(f"column `similarity` must lie in [0, 1]; outside at {_rows(out_of_range)}")
+                problems.append(f"column `similarity` must lie in [0, 1]; outside at {_rows(out_of_range, where)}")
+                continue
         out[col] = arr
+    if problems:
+        hint = (" (to leave out the pairs without an outcome: PairSet.read(path, on_missing='drop'), or "
+                "`ipcausal test --on-missing drop`)") if missing else ""
+        raise ValueError("; ".join(problems) + hint)
     return out
 
 
@@ -200,32 +273,86 @@ class PairSet:
         return cls(frame_from_records(rows, REQUIRED_COLUMNS))
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> PairSet:
+    def read(cls, path: str | os.PathLike[str], *, on_missing: str = "error") -> PairSet:
         """Read a PairSet from ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix).
 
-        Errors name the file and, where there is one, the line: a directory, an empty file,
-        text that is not UTF-8, a line that is not JSON, a CSV row with more or fewer fields
-        than its header, a quoted CSV field that is never closed.
+        Errors name the file and, where there is one, the 1-based line (the line a record starts
+        on; Parquet: the record number): a file that does not exist, a directory, an empty file,
+        text that is not UTF-8, a line that is not JSON, a CSV row with more or fewer fields than
+        its header, a quoted field that is never closed, and every value the checks of the class
+        refuse (all bad outcome columns at once, the first five lines of each).
+
+        Parameters
+        ----------
+        path : str or path-like
+        on_missing : {"error", "drop"}
+            A record whose outcome (``score_i``/``score_j``/``similarity``) is missing (null,
+            absent, NaN): ``"error"`` (default) refuses the file; ``"drop"`` leaves those records
+            out (:meth:`read_dropping_missing` also says which lines went).
+
+        Examples
+        --------
+        >>> import tempfile, os, json
+        >>> p = os.path.join(tempfile.mkdtemp(), "s.jsonl")
+        >>> rows = [{"pair_id": k, "background_i": "A", "background_j": "B", "x_i": "q", "x_j": "q",
+        ...          "score_i": 1, "score_j": None if k == 1 else 0} for k in range(3)]
+        >>> _ = open(p, "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+        >>> PairSet.read(p)
+        Traceback (most recent call last):
+        ...
+        ValueError: column `score_j` must be finite (no NaN, inf or missing values); bad at line(s) 2 of s.jsonl (to leave out the pairs without an outcome: PairSet.read(path, on_missing='drop'), or `ipcausal test --on-missing drop`)
+        >>> len(PairSet.read(p, on_missing="drop"))
+        2
         """
+        if on_missing not in ("error", "drop"):
+            raise ValueError(f"`on_missing` must be 'error' or 'drop', got {on_missing!r}")
+        if on_missing == "drop":
+            return cls.read_dropping_missing(path)[0]
+        frame, where = _read_frame(path)
+        return cls(_validate_frame(frame, where))
+
+    @classmethod
+    def read_dropping_missing(cls, path: str | os.PathLike[str]) -> tuple[PairSet, list[int]]:
+        """Read a PairSet file leaving out the records whose outcome is missing; also return their lines.
+
+        A record is left out when any outcome column it has (``score_i``, ``score_j``,
+        ``similarity``) is null, absent or NaN; every other problem is an error as in :meth:`read`.
+
+        Returns
+        -------
+        (PairSet, list of int)
+            The pairs kept, and the 1-based file lines (Parquet: record numbers) left out.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "sims.jsonl"
+        >>> line = '{{"pair_id": {}, "background_i": "US", "background_j": "UK", "x_i": "a", "x_j": "b", "similarity": {}}}'
+        >>> _ = p.write_text("\\n".join(line.format(k, s) for k, s in [(1, 0.9), (2, "null"), (3, 0.7)]))
+        >>> ps, dropped = PairSet.read_dropping_missing(p)
+        >>> len(ps), dropped
+        (2, [2])
+        """
+        frame, where = _read_frame(path)
+        cols = [c for c in OUTCOME_COLUMNS if c in frame.columns]
+        gone = np.zeros(len(frame), dtype=bool)
+        for c in cols:
+            gone |= frame[c].isna().to_numpy()
         p = Path(path)
-        if p.is_dir():
-            raise ValueError(f"`path`: {p} is a directory; give a PairSet file (.jsonl, .csv or .parquet)")
         fmt = _format_of(p)
-        if not p.is_file():
-            raise ValueError(f"`path`: no such file: {p}")
-        if fmt == "jsonl":
-            try:
-                frame = read_jsonl_frame(p, "one JSON object per pair", REQUIRED_COLUMNS)
-            except ValueError as exc:
-                raise ValueError(f"`path`: {exc}") from None
-            return cls(frame)
-        if fmt == "csv":
-            return cls(read_csv_frame(p, REQUIRED_COLUMNS, (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT), _TEXT_COLUMNS))
-        try:
-            frame = read_parquet_frame(p)
-        except ValueError as exc:
-            raise ValueError(f"`path`: {exc}") from None
-        return cls(frame)
+        lines: list[int] = []
+        if gone.any():
+            idx = np.flatnonzero(gone)
+            starts = record_lines(p, fmt)
+            lines = [starts[i] if i < len(starts) else int(i) + 1 for i in idx.tolist()]
+            keep = np.flatnonzero(~gone)
+            frame = frame.iloc[keep].reset_index(drop=True)
+
+            def shifted(ix: np.ndarray, limit: int, _inner: Where = where) -> str:
+                return _inner(keep[ix], limit)
+
+            where = shifted
+        return cls(_validate_frame(frame, where)), lines
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""
@@ -379,11 +506,43 @@ class PairSet:
 
     @staticmethod
     def concat(pairsets: Iterable[PairSet]) -> PairSet:
-        """Stack several PairSets (pair ids must stay unique)."""
+        """Stack several PairSets; a pair's key is (``model``, ``pair_id``), so runs of two models may share ids.
+
+        Examples
+        --------
+        >>> a = PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK",
+        ...                            "x_i": "q", "x_j": "q", "model": "m1"}])
+        >>> b = PairSet.from_records([{"pair_id": 1, "background_i": "US", "background_j": "UK",
+        ...                            "x_i": "q", "x_j": "q", "model": "m2"}])
+        >>> len(PairSet.concat([a, b]))
+        2
+        """
         items = list(pairsets)
         if not items or any(not isinstance(p, PairSet) for p in items):
             raise TypeError("`pairsets` must be a non-empty iterable of PairSet")
         return PairSet(pd.concat([p._df for p in items], ignore_index=True))
+
+
+def _read_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, Where]:
+    """The raw frame of a PairSet file and the :data:`Where` naming its lines (errors name the file)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"`path`: {p} is a directory; give a PairSet file (.jsonl, .csv or .parquet)")
+    if not p.is_file():
+        raise ValueError(f"`path`: {p} does not exist")
+    fmt = _format_of(p)
+    where = file_where(p, fmt)
+    if fmt == "jsonl":
+        try:
+            return read_jsonl_frame(p, "one JSON object per pair", REQUIRED_COLUMNS), where
+        except ValueError as exc:
+            raise ValueError(f"`path`: {exc}") from None
+    if fmt == "csv":
+        return read_csv_frame(p, REQUIRED_COLUMNS, (*OUTCOME_COLUMNS, *_OPTIONAL_TEXT), _TEXT_COLUMNS), where
+    try:
+        return read_parquet_frame(p), where
+    except ValueError as exc:
+        raise ValueError(f"`path`: {exc}") from None
 
 
 def _umask() -> int:

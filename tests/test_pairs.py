@@ -88,8 +88,10 @@ def test_type_errors_and_files(tmp_path) -> None:
         PairSet.from_records([1, 2])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="unknown file type '.txt'"):
         PairSet.from_records(base()).write(tmp_path / "x.txt")
-    with pytest.raises(ValueError, match="`path`: no such file"):
+    with pytest.raises(ValueError, match=r"`path`: .*missing.jsonl does not exist"):
         PairSet.read(tmp_path / "missing.jsonl")
+    with pytest.raises(ValueError, match=r"`path`: .*nope.json does not exist"):  # not "unknown file type"
+        PairSet.read(tmp_path / "nope.json")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"pair_id": 1}\n{oops\n')
     with pytest.raises(ValueError, match=r"bad.jsonl:2: not valid JSON"):

@@ -205,6 +205,23 @@ class OpenAIBackend(BackendBase):
         """The endpoint, safe to print."""
         return _public_url(self.base_url) if self.base_url else "api.openai.com"
 
+    def _v1_hint(self, status: int) -> str:
+        """For a 404 from a ``base_url`` whose path does not end in ``/v1``: the URL to try instead.
+
+        Examples
+        --------
+        >>> OpenAIBackend("m", base_url="http://127.0.0.1:8765")._v1_hint(404)
+        ' (not found: the URL lacks /v1; OpenAI-compatible servers answer under /v1, try http://127.0.0.1:8765/v1)'
+        >>> OpenAIBackend("m", base_url="http://127.0.0.1:8765/v1")._v1_hint(404)
+        ''
+        """
+        if status != 404 or not self.base_url:
+            return ""
+        url = _public_url(self.base_url).rstrip("/")
+        if url.endswith("/v1"):
+            return ""
+        return (f" (not found: the URL lacks /v1; OpenAI-compatible servers answer under /v1, try {url}/v1)")
+
     def _redact(self, text: str) -> str:
         if self._key and self._key != _NO_KEY:
             text = text.replace(self._key, "***")
@@ -244,7 +261,8 @@ class OpenAIBackend(BackendBase):
             cause = exc.__cause__ or exc
             raise BackendError(f"cannot reach the server at {self.where}: {self._redact(str(cause) or type(cause).__name__)}") from None
         except openai.APIStatusError as exc:
-            raise BackendError(f"the server at {self.where} answered HTTP {exc.status_code}: {self._redact(str(exc))[:300]}") from None
+            raise BackendError(f"the server at {self.where} answered HTTP {exc.status_code}"
+                               f"{self._v1_hint(exc.status_code)}: {self._redact(str(exc))[:300]}") from None
         finally:
             client.close()
         self._breaker.reset()
@@ -331,7 +349,8 @@ class OpenAIBackend(BackendBase):
             raise
         except openai.APIStatusError as exc:
             if not should_retry(exc):
-                raise BackendError(self._redact(_describe(exc, self.timeout)), retryable=False) from None
+                raise BackendError(self._redact(_describe(exc, self.timeout) + self._v1_hint(exc.status_code)),
+                                   retryable=False) from None
             last = _describe(exc, self.timeout)
         except (openai.APIError, _Malformed) as exc:
             last = _describe(exc, self.timeout)

@@ -6,14 +6,15 @@ reasons, pair-check counts, settings).  Every pair is checked by
 the features detected in ``x_j`` (:func:`~ipcausal.builders.manifest.check_record`).  They
 run from an installed wheel: the demo sets and the marker lexicon are package data.
 
-=====================  ==========================================  ============================
-builder                source                                      CLI
-=====================  ==========================================  ============================
-:func:`build_ambrqa`   GlobalOpinionQA CSV (+ backend: factual)     ``ipcausal build ambrqa``
-:func:`build_essays`   the user's SAE essay prompts                ``ipcausal build essays``
-:func:`build_farm`     Farm JSONL directory                        ``ipcausal build farm``
-:func:`demo_pairs`     our embedded demo sets                      ``ipcausal build demo``
-=====================  ==========================================  ============================
+=========================  ==========================================  ==============================
+builder                    source                                      CLI
+=========================  ==========================================  ==============================
+:func:`build_ambrqa`       GlobalOpinionQA CSV (+ backend: factual)    ``ipcausal build ambrqa``
+:func:`build_essays`       the user's SAE essay prompts                ``ipcausal build essays``
+:func:`build_farm`         Farm JSONL directory                        ``ipcausal build farm``
+:func:`demo_pairs`         our embedded demo sets                      ``ipcausal build demo``
+:func:`build_questions`    your own prompts (.txt, .csv, .jsonl)       ``ipcausal build questions``
+=========================  ==========================================  ==============================
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from ipcausal._lazy import lazy_names
 # the CLI's choices) does not load them all
 _LAZY: dict[str, str] = {
     "build_ambrqa": "ipcausal.builders.ambrqa",
+    "build_questions": "ipcausal.builders.questions",
+    "read_questions": "ipcausal.builders.questions",
+    "QuestionsResult": "ipcausal.builders.questions",
     "choice_prompt": "ipcausal.builders.ambrqa",
     "read_global_opinions": "ipcausal.builders.ambrqa",
     "DOMAINS": "ipcausal.builders.factual",

@@ -48,7 +48,11 @@ def _resolve(name: object) -> str:
         raise TypeError(f"`name` must be a str, got {type(name).__name__}")
     key = _ALIASES.get(name.lower(), name.lower())
     if key not in DEMO_FILES:
-        raise ValueError(f"`name` must be one of {DEMO_SETS} (or {sorted(_ALIASES)}), got {name!r}")
+        import difflib
+
+        near = difflib.get_close_matches(name.lower(), DEMO_SETS, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ValueError(f"`name` must be one of the demo sets {', '.join(map(repr, DEMO_SETS))}, got {name!r}{hint}")
     return key
 
 

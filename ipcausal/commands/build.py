@@ -1,7 +1,7 @@
 """``ipcausal build``: make a PairSet (and its JSON manifest) from a dataset source.
 
-Sub-commands: ``ambrqa``, ``essays``, ``farm`` (from the user's source files) and ``demo``
-(our embedded demo sets).  The manifest is written next to the output as
+Sub-commands: ``ambrqa``, ``essays``, ``farm`` (from the user's source files), ``questions`` (your
+own prompts, one generator; :mod:`ipcausal.builders.questions`) and ``demo`` (our embedded demo sets).  The manifest is written next to the output as
 ``<name>.manifest.json`` unless ``--manifest`` says otherwise.  LLM-based steps use
 ``--backend`` and cache every response (default ``OUT.cache.sqlite``), so a rebuild with
 the same seed is identical and free.
@@ -16,6 +16,8 @@ from typing import Any
 from ipcausal.commands._common import add_backend, add_out, add_seed, make_backend, positive_int
 
 __all__ = ["register"]
+
+HELP = "make paired prompts (a PairSet) from a dataset source or your own prompts"
 
 
 def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
@@ -41,7 +43,7 @@ def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
 
 def register(subparsers: Any) -> None:
     """Add ``build`` and its sub-commands to the ``ipcausal`` parser."""
-    p = subparsers.add_parser("build", help="make paired prompts (a PairSet) from a dataset source",
+    p = subparsers.add_parser("build", help=HELP,
                               description="Build a PairSet plus a JSON manifest (sources with SHA-256, counts, "
                               "skipped items with reasons, settings).")
     sub = p.add_subparsers(dest="dataset", metavar="DATASET")
@@ -87,6 +89,24 @@ def register(subparsers: Any) -> None:
     _flags(f, llm=True)
     f.set_defaults(func=_farm)
 
+    q = sub.add_parser("questions", help="pairs from your own prompts (.txt, .csv, .jsonl) with one generator",
+                       description="Run one generator on each of your prompts and check each pair. Writes the "
+                       "pairs, a manifest, and OUT.skipped.jsonl: every prompt that made no pair, with the reason "
+                       "(no marker found; only ambiguous markers, with the --allow that swaps them; a failed "
+                       "check). Pairs whose x_j keeps a marker of the source variety are flagged in `mixed`.")
+    q.add_argument("source", metavar="FILE", help="your prompts: .txt (one per line), .csv or .jsonl "
+                   "(field prompt, question or text; optional id; belief: true_statement, false_statement)")
+    q.add_argument("--generator", required=True, choices=_questions_choice("GENERATORS"),
+                   help="markers: US/UK English words; aae, esl: the offline rules; belief: true vs false belief")
+    q.add_argument("--direction", choices=_questions_choice("DIRECTIONS"), default="us-uk",
+                   help="markers: the variety of your prompts -> the variety of x_j (default us-uk)")
+    q.add_argument("--allow", nargs="+", default=[], metavar="WORD",
+                   help="markers: ambiguous words to swap all the same (e.g. --allow trunk line)")
+    q.add_argument("--n-errors", type=positive_int, default=3, metavar="N", help="esl: errors per prompt (default 3)")
+    q.add_argument("--n-features", type=positive_int, metavar="N", help="aae: features per prompt (default: all)")
+    _flags(q, llm=False)
+    q.set_defaults(func=_questions)
+
     d = sub.add_parser("demo", help="one of our embedded demo sets (culture, education, echo)",
                        description="Pairs from the small demo sets shipped with ipcausal.")
     d.add_argument("name", metavar="NAME", help="culture | education | echo")
@@ -94,10 +114,38 @@ def register(subparsers: Any) -> None:
     d.set_defaults(func=_demo)
 
 
+def _questions_choice(name: str) -> tuple[str, ...]:
+    from ipcausal.builders import _options  # light: the choices without pandas
+
+    return tuple(getattr(_options, f"QUESTION_{name}"))
+
+
 def _no_dataset(p: argparse.ArgumentParser) -> int:
     from ipcausal.cli import CliError
 
-    raise CliError("choose a dataset: ambrqa, essays, farm or demo (see ipcausal build --help)")
+    raise CliError("choose a dataset: ambrqa, essays, farm, questions or demo (see ipcausal build --help)")
+
+
+def _questions(args: argparse.Namespace) -> int:
+    import sys
+
+    from ipcausal.builders.questions import build_questions
+
+    if args.allow and args.generator != "markers":
+        from ipcausal.cli import CliError
+
+        raise CliError("--allow is for --generator markers only")
+    res = build_questions(args.source, generator=args.generator, direction=args.direction, allow=args.allow,
+                          n_errors=args.n_errors, n_features=args.n_features, rng=args.seed,
+                          on_problem=args.on_problem)
+    out, man = res.write(args.out, args.manifest)
+    n, k = len(res.pairs), len(res.skipped)
+    print(f"ipcausal build questions: wrote {n} pair{'s' * (n != 1)} to {out} from {n + k} prompts; "
+          f"{k} made no pair (reasons below and in {out.with_name(out.stem + '.skipped.jsonl')}); "
+          f"{len(res.mixed)} mixed; manifest {man}", file=sys.stderr)
+    for line in res.lines():
+        print("  " + line, file=sys.stderr)
+    return 0
 
 
 def _backend(args: argparse.Namespace) -> Any:

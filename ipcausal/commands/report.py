@@ -25,7 +25,9 @@ def register(sub: Any) -> None:
                        "the test options below. Several inputs make one combined report.")
     p.add_argument("results", nargs="+", help="Report file(s) (.json), scored pairs file(s) or case folder(s)")
     add_out(p, "report file: .html, .md, .json or .txt")
-    p.add_argument("--title", default="ipcausal report", type=_title)
+    p.add_argument("--title", type=_title,
+                   help="the report's title (default: ipcausal report — the sections' titles, i.e. case or input "
+                        "file, and model)")
     add_open(p)
     add_test_options(p)
     add_seed(p, "seed for Monte Carlo and the bootstrap (scored-pairs inputs)")
@@ -79,6 +81,8 @@ def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
     ps = PairSet.read(pairs_path)
     if "model" in ps and "model" not in settings:
         settings["model"] = ", ".join(sorted(set(ps["model"].dropna().astype(str))))
+    if settings.get("model") and str(settings["model"]) not in title:
+        title = f"{title} — {settings['model']}"  # name the input and the model
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
         report = test(ps, **test_kwargs(args))
@@ -88,8 +92,15 @@ def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
 def main(args: argparse.Namespace) -> int:
     from ipcausal.report import write_report
 
+    from ipcausal.cli import CliError
+
+    for r in args.results:  # before anything is read: say which input is not there
+        if not Path(r).exists():
+            raise CliError(f"{r} does not exist (expected a Report file .json, scored pairs .jsonl/.csv/.parquet "
+                           "or an `ipcausal case` folder)")
     sections = [s for r in args.results for s in _sections(Path(r), args)]
-    out = write_report(sections, args.out, title=args.title)
+    title = args.title or "ipcausal report — " + "; ".join(dict.fromkeys(s.title for s in sections))
+    out = write_report(sections, args.out, title=title)
     print(f"report written: {out}", file=sys.stderr)
     if args.open:
         if out.suffix.lower() not in (".html", ".htm"):

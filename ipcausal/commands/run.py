@@ -70,11 +70,14 @@ def estimate_line(pairs: Any, max_completion: int, price_input: float, price_out
             "tokens; an estimate, not a bill)")
 
 
+HELP = "get the model's responses to both prompts of every pair"
+
+
 def register(subparsers: Any) -> None:
     """Add the ``run`` sub-command to ``subparsers``."""
     p = subparsers.add_parser(
         "run",
-        help="get the model's responses to both prompts of every pair",
+        help=HELP,
         description="Send x_i and x_j of every pair to a model and write the PairSet with y_i and y_j. "
         "Responses are cached as they arrive (by default in OUT.cache.sqlite), so a killed run started "
         "again with the same arguments only asks for what is missing. Exit status 3: some responses failed.",

@@ -1,4 +1,9 @@
-"""``ipcausal score PAIRS --scorer NAME -o FILE``: add outcomes (similarity or scores) to answered pairs."""
+"""``ipcausal score PAIRS --scorer NAME -o FILE``: add outcomes (similarity or scores) to answered pairs.
+
+``--scorer`` takes any scorer in :data:`ipcausal.scoring.registry.REGISTRY`: the built-in ones, and
+yours after ``--plugin MODULE_OR_FILE`` has imported the Python module whose top level calls
+``ipcausal.scoring.registry.register(Scorer(...))`` (docs/cli.md, "Your own scorer").
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.commands._common import add_backend, add_out, make_backend, non_negative_int, positive_int
-from ipcausal.scoring._common import UNPARSEABLE_POLICIES
-from ipcausal.scoring.registry import REGISTRY
-
-SCORERS = tuple(REGISTRY)
 
 HELP = "score the responses of answered pairs (similarity or per-response scores)"
 
@@ -47,11 +48,59 @@ def score_summary(counts: Any, scorer: str, out: Any) -> str:
     return f"scored {c['scored']} of {c['requested']} pairs with {scorer}{extra}; written to {out}"
 
 
+def load_plugins(plugins: Any) -> None:
+    """Import each ``--plugin`` (a dotted module name, or a ``.py`` file by its path)."""
+    import importlib
+    import importlib.util
+
+    from ipcausal.cli import CliError
+
+    for ref in plugins:
+        path = Path(ref)
+        if ref.endswith(".py"):
+            if not path.is_file():
+                raise CliError(f"--plugin: {ref} does not exist")
+            spec = importlib.util.spec_from_file_location(f"ipcausal_plugin_{path.stem}", path)
+            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        else:
+            try:
+                importlib.import_module(ref)
+            except ModuleNotFoundError as exc:
+                raise CliError(f"--plugin: cannot import {ref!r} ({exc}); give a module on the Python path or a "
+                               ".py file") from None
+
+
+def scorer_name(name: str) -> str:
+    """``name`` when it is a registered scorer; else a one-line error listing the registered ones.
+
+    Examples
+    --------
+    >>> scorer_name("mcq")
+    'mcq'
+    """
+    from ipcausal.cli import CliError
+    from ipcausal.scoring.registry import REGISTRY
+
+    if name not in REGISTRY:
+        raise CliError(f"--scorer {name!r} is not a registered scorer; registered: {', '.join(REGISTRY)} "
+                       "(register your own with ipcausal.scoring.registry.register(Scorer(...)) in a module and "
+                       "pass --plugin MODULE_OR_FILE)")
+    return name
+
+
 def register(sub: Any) -> None:
+    from ipcausal.scoring._common import UNPARSEABLE_POLICIES
+
     p = sub.add_parser("score", help=HELP, description=HELP + ". Unscoreable pairs go to FILE's .dropped.jsonl "
                        "sibling and are counted; a .meta.json sibling holds the counts.")
     p.add_argument("pairs", help="answered pairs (.jsonl, .csv or .parquet; from `ipcausal run`)")
-    p.add_argument("--scorer", required=True, choices=SCORERS)
+    p.add_argument("--scorer", required=True, metavar="NAME",
+                   help="a registered scorer: choice, scale, embedding, judge (similarity), essay, mcq (scores), "
+                        "or one a --plugin registers")
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
+                   help="import this Python module (a dotted name or a .py file) before scoring; its top level may "
+                        "register scorers (repeatable)")
     add_out(p, "scored pairs file (.jsonl, .csv or .parquet)")
     add_backend(p, what="judge (--scorer judge; --scorer essay with --essay-rater judge)")
     p.add_argument("--scale-points", type=positive_int, help="points k of the scale (scale scorer)")
@@ -68,6 +117,8 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.pairs import PairSet
     from ipcausal.scoring import OfflineEssayRater, score_pairs
 
+    load_plugins(args.plugin)
+    scorer_name(args.scorer)
     ps = PairSet.read(args.pairs)
     kw: dict[str, Any] = {"unparseable": args.unparseable, "retries": args.retries}
     if args.scorer == "judge":
@@ -83,6 +134,8 @@ def main(args: argparse.Namespace) -> int:
             kw["rater"] = OfflineEssayRater()
     elif args.scorer == "scale":
         kw["k"] = args.scale_points
+    elif args.backend:  # a scorer of your own that takes a judge backend
+        kw["backend"] = make_backend(args)
     res = score_pairs(ps, args.scorer, **kw)
     out = res.pairs.write(args.out)
     base = Path(args.out)

@@ -1,4 +1,10 @@
-"""``ipcausal test FILE``: run :func:`ipcausal.test` on a scored PairSet file."""
+"""``ipcausal test FILE...``: run :func:`ipcausal.test` on scored PairSet files.
+
+Several files are stacked into one PairSet (a pair's key is (``model``, ``pair_id``), so the runs of
+two models may share pair ids; each model is its own test family).  ``--on-missing drop`` leaves
+out the pairs whose outcome is missing, prints how many (and their lines) and records the count
+in the Report file's ``counts`` (``-o``), which ``ipcausal report`` shows.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,11 @@ HELP = "test every background pair for implicit personalization"
 def register(sub: Any) -> None:
     p = sub.add_parser("test", help=HELP, description=HELP + ". Prints the report (or JSON with --json); "
                        "-o writes it as a Report file that `ipcausal report` renders without testing again.")
-    p.add_argument("file", help="scored pairs (.jsonl, .csv or .parquet)")
+    p.add_argument("file", nargs="+", metavar="FILE",
+                   help="scored pairs (.jsonl, .csv or .parquet); several files are tested together")
+    p.add_argument("--on-missing", choices=("error", "drop"), default="error",
+                   help="a pair without an outcome (null or absent score/similarity): stop with the lines "
+                        "(default) or drop it, counted in the output and the Report's counts")
     add_test_options(p)
     add_seed(p, "seed for Monte Carlo and the bootstrap")
     add_out(p, "also write the Report as JSON (render it with `ipcausal report FILE -o report.html`)",
@@ -23,16 +33,53 @@ def register(sub: Any) -> None:
     p.set_defaults(func=main)
 
 
+def read_pairs(files: list[str], on_missing: str = "error") -> tuple[Any, dict[str, int]]:
+    """The PairSet of one or several files, and the counts of what ``on_missing="drop"`` left out.
+
+    Prints one line per file that lost pairs (how many, and the first lines) on stderr.
+    """
+    from ipcausal.pairs import PairSet
+
+    sets, read, dropped = [], 0, 0
+    for f in files:
+        if on_missing == "drop":
+            ps, lines = PairSet.read_dropping_missing(f)
+            if lines:
+                shown = ", ".join(str(k) for k in lines[:5]) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+                print(f"{f}: dropped {len(lines)} pair{'s' * (len(lines) != 1)} without an outcome "
+                      f"(line{'s' * (len(lines) != 1)} {shown})", file=sys.stderr)
+        else:
+            ps, lines = PairSet.read(f), []
+        sets.append(ps)
+        read += len(ps) + len(lines)
+        dropped += len(lines)
+    try:
+        pairs = sets[0] if len(sets) == 1 else PairSet.concat(sets)
+    except ValueError as exc:
+        hint = "; give each run a `model` column" if "duplicate" in str(exc) else ""
+        raise ValueError(f"{', '.join(files)}: {exc}{hint}") from None
+    counts = {"pairs read": read, "dropped (missing outcome)": dropped, "tested": len(pairs)} if on_missing == "drop" \
+        else {}
+    return pairs, counts
+
+
 def main(args: argparse.Namespace) -> int:
     import warnings
 
     from ipcausal.study.test import MonteCarloResolutionWarning, test
 
+    pairs, counts = read_pairs(args.file, args.on_missing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
-        report = test(args.file, **test_kwargs(args))
+        report = test(pairs, **test_kwargs(args))
     if args.out:
-        path = report.write(args.out)
+        from pathlib import Path
+
+        from ipcausal.study.groups import UNKNOWN_MODEL
+
+        models = ", ".join(sorted({g.model for g in report.groups} - {UNKNOWN_MODEL}))
+        title = ", ".join(Path(f).name for f in args.file) + (f" — {models}" if models else "")  # input and model
+        path = report.write(args.out, counts=counts or None, title=title, settings={"model": models} if models else None)
         print(f"report written: {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ipcausal.study.results import Report
-from ipcausal.study.text import effect_name, format_p
+from ipcausal.study.text import effect_name, format_p, outcome_words
 
-__all__ = ["Section", "sections_of", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
+__all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
 
 
 @dataclass(frozen=True)
@@ -44,14 +44,32 @@ class Section:
                 raise TypeError(f"`{name}` must be a mapping, got {type(getattr(self, name)).__name__}")
 
 
+def model_label(s: Section) -> str:
+    """The model(s) a section is about: its ``model`` setting, else the models of its groups."""
+    model = s.settings.get("model") if isinstance(s.settings, Mapping) else None
+    if model:
+        return str(model)
+    return ", ".join(sorted({str(g.model) for g in s.report.groups}))
+
+
 def sections_of(sections: Any) -> list[Section]:
-    """A Report, a Section or a non-empty list of Sections, as a list of Sections."""
+    """A Report, a Section or a non-empty list of Sections, as a list of Sections.
+
+    Sections that share a title (two case folders of the same case, run with two models) get
+    their model in the title, so that headings and navigation tell them apart.
+    """
     if isinstance(sections, Report):
         return [Section("ipcausal report", sections)]
     if isinstance(sections, Section):
         return [sections]
     if isinstance(sections, Sequence) and sections and all(isinstance(s, Section) for s in sections):
-        return list(sections)
+        out = list(sections)
+        titles = [s.title for s in out]
+        for k, s in enumerate(out):
+            label = model_label(s)
+            if titles.count(s.title) > 1 and label and label not in s.title:
+                out[k] = replace(s, title=f"{s.title} ({label})")
+        return out
     raise TypeError("`sections` must be a Report, a Section or a non-empty list of Sections")
 
 
@@ -94,7 +112,8 @@ def h0(report: Report) -> str:
 def settings_rows(s: Section) -> list[tuple[str, str]]:
     """The test settings of the Report followed by the section's own settings, as text pairs."""
     r = s.report
-    d: dict[str, Any] = {"outcome": r.outcome, "alpha": r.alpha, "correction": r.correction, "method": r.method}
+    d: dict[str, Any] = {"outcome": f"{outcome_words(r.outcome)} ({r.outcome})", "alpha": r.alpha,
+                         "correction": r.correction, "method": r.method}
     if r.m0 is not None:
         d["m0"] = r.m0
     if r.paper_compat:
@@ -120,7 +139,8 @@ def _figures(s: Section, plots: Any) -> list[tuple[str, str]]:
         figs.append((f"distribution of {what}", plots.fig_distribution(r)))
         figs.append(("null distribution of each test and the observed statistic", plots.fig_null(r)))
     if r.outcome == "interval" and r.backgrounds:
-        figs.append(("mean outcome per background, PB", plots.fig_backgrounds(r)))
+        figs.append(("mean rating / score per background (exact binomial interval for 0/1 scores, a bootstrap "
+                     "inside the range otherwise), PB", plots.fig_backgrounds(r)))
     if r.groups:
         figs.append(("adjusted p-values, background × background", plots.fig_matrix(r)))
     if any(g.sequential is not None and len(g.sequential.path_n) for g in r.groups):

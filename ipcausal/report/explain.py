@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ipcausal.study.text import format_p
+from ipcausal.study.text import clean_zero, format_p, named_direction
 
 __all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
 
@@ -53,10 +53,11 @@ def _group_line(report: Any, g: Any) -> str:
             verdict = (f"no evidence of implicit personalization at α = {report.alpha:g} "
                        f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none)")
     else:
-        sign = "higher" if g.effect > 0 else "lower" if g.effect < 0 else "no different"
-        size = f"{abs(g.effect):.3g} " if g.effect != 0 else ""
+        effect = clean_zero(g.effect, g.ci_low, g.ci_high)  # 4.44e-17 is 0
+        sign = "higher" if effect > 0 else "lower" if effect < 0 else "no different"
+        size = f"{abs(effect):.3g} " if effect != 0 else ""
         what = (f"responses to {b} prompts scored {size}{sign} on average than to {a} prompts "
-                f"(mean Δ = score({b}) − score({a}) = {g.effect:+.3g}, 95 % CI [{g.ci_low:.3g}, {g.ci_high:.3g}], "
+                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}, 95 % CI [{g.ci_low:.3g}, {g.ci_high:.3g}], "
                 f"{g.n} pairs)")
         if g.reject:
             verdict = (f"evidence of implicit personalization at α = {report.alpha:g} "
@@ -100,22 +101,8 @@ def count_notes(counts: Mapping[str, Any]) -> list[str]:
 
 
 def direction_text(report: Any) -> str:
-    """The Report's direction line with the real background names in place of ``background_a/b``.
-
-    With one orientation for every group the names are put in; with several, each group's
-    orientation is listed.
-    """
-    text = str(report.direction)
-    if "background_a" not in text and "background_b" not in text:
-        return text
-    pairs = list(dict.fromkeys((g.background_a, g.background_b) for g in report.groups))
-    if len(pairs) == 1:
-        a, b = pairs[0]
-        return text.replace("background_b", b).replace("background_a", a)
-    if report.outcome == "interval":
-        listed = "; ".join(f"{a} vs {b}: Δ = score({b}) − score({a})" for a, b in pairs)
-        return f"{listed}; effect = mean(Δ)"
-    return text.replace("background_a", "the first background").replace("background_b", "the second")
+    """The Report's direction line with the real background names (:func:`ipcausal.study.text.named_direction`)."""
+    return named_direction(report)
 
 
 def report_text(report: Any) -> str:

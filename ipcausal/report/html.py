@@ -5,6 +5,7 @@ from __future__ import annotations
 import html as _html
 from typing import Any
 
+from ipcausal.study.text import PB_NOTE
 from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
@@ -71,7 +72,7 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
             parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span></li>")
         parts.append("</ul>" + _table(*group_rows(r)))
         if r.pb:
-            parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)))
+            parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)) + f"<p class='count-note'>{_h(PB_NOTE)}.</p>")
         if s.counts:
             parts.append("<h3>Counts</h3>" + _table(list(s.counts), [[str(v) for v in s.counts.values()]]))
             parts += [f"<p class='count-note'>{_h(n)}</p>" for n in count_notes(s.counts)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ipcausal.study.text import PB_NOTE
 from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
@@ -52,7 +53,7 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
         out += md_table(*group_rows(r))
         out.append("")
         if r.pb:
-            out += ["**Personalization bias (PB)**", ""] + md_table(*pb_rows(r)) + [""]
+            out += ["**Personalization bias (PB)**", ""] + md_table(*pb_rows(r)) + ["", f"{PB_NOTE}.", ""]
         if s.counts:
             out += ["**Counts**", ""] + md_table([k for k in s.counts], [[str(v) for v in s.counts.values()]]) + [""]
             out += [f"- {n}" for n in count_notes(s.counts)] + ([""] if count_notes(s.counts) else [])

@@ -132,7 +132,7 @@ def _hist(ax: Any, dist: Any, color: str, bins: Any, label: str | None = None) -
     elif dist.kind == "histogram":
         ax.stairs(w, x, fill=True, color=color, label=label)
     else:  # pmf
-        width = float(np.min(np.diff(x))) if x.size > 1 else 1.0
+        width = 0.8 * float(np.min(np.diff(x))) if x.size > 1 else 1.0  # gaps: a two-point null is two bars
         ax.bar(x, w, width=width, color=color, label=label)
 
 
@@ -224,7 +224,8 @@ def fig_matrix(report: Any) -> str:
 
 
 def fig_backgrounds(report: Any) -> str:
-    """Mean outcome per background with a 95% t interval (the Report's ``backgrounds``); PB in the title."""
+    """Mean score per background with its 95% interval (the Report's ``backgrounds``: exact binomial for 0/1
+    scores, a bootstrap inside the range otherwise); PB in the title."""
     models = [m for m in dict.fromkeys(g.model for g in report.groups) if m in report.backgrounds]
     _, fig, axes = _grid(max(1, len(models)))
     for ax, model in zip(axes, models):
@@ -235,7 +236,7 @@ def fig_backgrounds(report: Any) -> str:
         hi = [per[b]["ci_high"] - per[b]["mean"] for b in bgs]
         ax.errorbar(range(len(bgs)), means, yerr=[lo, hi], fmt="o", color="#4c72b0", capsize=4)
         ax.set_xticks(range(len(bgs)), bgs, fontsize=8)
-        ax.set_ylabel("mean outcome (95% CI)")
+        ax.set_ylabel("mean rating / score (95% CI)")
         pb = report.pb.get(model)
         t = f"PB = {pb.statistic:.3g} [{pb.ci_low:.3g}, {pb.ci_high:.3g}]" if pb is not None else ""
         ax.set_title(f"{model}: {t}" if _known(model) else t, fontsize=9)

@@ -98,7 +98,7 @@ def sign_test(
     n_above = int(np.count_nonzero(x > m0))
     n = n_below + n_above
     p = float(_pvalues(n_below, n_above, alternative))
-    lo, hi = median_ci(x, level)
+    lo, hi, attained = median_ci_coverage(x, level)
     statistic = {"less": n_below, "greater": n_above}.get(alternative, max(n_below, n_above))
     return SignTestResult(
         statistic=statistic,
@@ -116,12 +116,39 @@ def sign_test(
         share_below=n_below / x.size,
         ci_low=lo,
         ci_high=hi,
-        confidence_level=level,
+        confidence_level=attained,
+        ci_method=("binomial-order-statistics (confidence_level: the attained coverage)" if attained >= level
+                   else f"binomial-order-statistics ([min, max]: n = {x.size} reaches at most this coverage, "
+                        f"below the requested {level:g})"),
     )
 
 
 def median_ci(x: np.ndarray, level: float) -> tuple[float, float]:
     """Distribution-free interval for the median from order statistics (conservative)."""
+    lo, hi, _ = median_ci_coverage(x, level)
+    return lo, hi
+
+
+def median_ci_coverage(x: np.ndarray, level: float) -> tuple[float, float, float]:
+    """:func:`median_ci` and its attained coverage 1 − 2·P(Binom(n, ½) ≤ r − 1).
+
+    The coverage is exact for continuous data (at least that with ties).  When no order
+    statistics reach ``level`` (small n), the interval is [min, max] and its coverage,
+    1 − 2·2⁻ⁿ, is below ``level``: it is reported as it is, never as ``level``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> median_ci_coverage(np.array([0.95, 0.9, 0.85, 0.78]), 0.95)
+    (0.78, 0.95, 0.875)
+    """
+    lo, hi, r = _median_ci(x, level)
+    tail = float(_special.bdtr(r - 1, x.size, 0.5))
+    return lo, hi, 1.0 - 2.0 * tail
+
+
+def _median_ci(x: np.ndarray, level: float) -> tuple[float, float, int]:
+    """The interval [x_(r), x_(n−r+1)] and its r (r = 1 also when no r reaches ``level``)."""
     n = x.size
     xs = np.sort(x)
     alpha = 1.0 - level
@@ -133,8 +160,8 @@ def median_ci(x: np.ndarray, level: float) -> tuple[float, float]:
     if r >= 1 and cdf[r - 1] > alpha / 2:
         r -= 1
     if r < 1:
-        return float(xs[0]), float(xs[-1])
-    return float(xs[r - 1]), float(xs[n - r])
+        return float(xs[0]), float(xs[-1]), 1
+    return float(xs[r - 1]), float(xs[n - r]), r
 
 
 def sign_tests(n_below: Any, n_above: Any, *, alternative: str = "less") -> np.ndarray:

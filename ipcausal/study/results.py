@@ -96,7 +96,8 @@ class GroupResult(Result):
 class Report(Result):
     """What :func:`ipcausal.test` returns: one :class:`GroupResult` per background pair and model.
 
-    ``backgrounds`` gives, per model and background, the mean outcome with its Student t interval
+    ``backgrounds`` gives, per model and background, the mean outcome with an interval that
+    respects the outcome (:func:`ipcausal.stats.bounded.bounded_mean_ci`)
     and count (interval outcomes; for the per-background picture next to PB).  ``omnibus`` gives,
     per model, the joint test of "no background matters" (``correction="westfall-young"``).
     ``margin`` is the equivalence margin when one was given.  ``audit`` is ``None``

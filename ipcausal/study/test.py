@@ -24,7 +24,8 @@ from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
 from ipcausal.stats.null import null_distribution, sample_summary
 from ipcausal.stats.permutation import METHODS, paper_compat_pvalue_seeded, permutation_test
 from ipcausal.stats.sign import paper_compat_sign_pvalue, sign_test
-from ipcausal.stats.summary import mean_ci, personalization_bias
+from ipcausal.stats.bounded import bounded_mean_ci
+from ipcausal.stats.summary import personalization_bias
 from ipcausal.study.groups import (
     UNKNOWN_MODEL,
     ClusterWarning,
@@ -40,10 +41,19 @@ from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
+           "LevelUnreachableWarning",
            "Group", "Settings"]
 
 class MonteCarloResolutionWarning(UserWarning):
     """A Monte Carlo p-value cannot reach the corrected significance level."""
+
+
+class LevelUnreachableWarning(MonteCarloResolutionWarning):
+    """A group has too few informative pairs for any p to reach its (corrected) level.
+
+    A subclass of :class:`MonteCarloResolutionWarning` (both say a p cannot reach the level), so
+    code that files those warnings away (they are in ``Report.warnings``) files these too.
+    """
 
 
 @dataclass(frozen=True)
@@ -195,8 +205,32 @@ def correct(results: list[GroupResult], st: Settings) -> tuple[list[GroupResult]
                         f"cannot fall below {floor:.2g}, above the corrected level {threshold:.2g}; raise "
                         f"`n_resamples` well above {math.ceil(1 / threshold)} or use method='exact'/'saddlepoint'"
                     )
+            short = _unreachable(r, threshold, st.alternative)
+            if short:
+                warn.append(f"{model}: {r.background_a} vs {r.background_b}: {short}")
             out.append(replace(r, pvalue_adjusted=float(p_adj), reject=bool(p_adj <= st.alpha)))
     return out, warn
+
+
+def _unreachable(r: GroupResult, threshold: float, alternative: str) -> str:
+    """Why a group cannot reject at ``threshold`` whatever its data (exact tests), or ``""``.
+
+    The most extreme outcome of n informative units (non-zero Δ, or similarities ≠ m0) has
+    probability 2⁻ⁿ under H0, so the smallest attainable p is 2⁻ⁿ one-sided and 2¹⁻ⁿ two-sided.
+    """
+    d = r.detail
+    if getattr(d, "method", "") == "paper-compat" or r.test not in ("sign", "permutation"):
+        return ""
+    n = int(d.n) - int(getattr(d, "n_zero", 0) or 0)  # sign test: d.n excludes the ties already
+    k = 1.0 if alternative != "two-sided" else 2.0
+    p_min = min(1.0, k * 0.5**n)
+    if p_min <= threshold:
+        return ""
+    need = math.ceil(math.log2(k / threshold))
+    what = "Δ ≠ 0" if r.test == "permutation" else "s ≠ m0"
+    unit = f"informative {r.unit} ({what})"
+    return (f"cannot reject whatever the data: with {n} {unit} the smallest attainable p is {p_min:.4g}, above "
+            f"the (corrected) level {threshold:.2g} it must reach; it needs at least {need} {unit}")
 
 
 def _responses(sub: Any, cluster: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,12 +286,9 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
         per: dict[str, dict[str, float]] = {}
         for lab in sorted(set(labels)):
             v = values[labels == lab]
-            if v.size > 1 and np.ptp(v) > 0:
-                ci = mean_ci(v)
-                per[str(lab)] = {"mean": ci.statistic, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": int(v.size)}
-            else:
-                m = float(v.mean())
-                per[str(lab)] = {"mean": m, "ci_low": m, "ci_high": m, "n": int(v.size)}
+            # exact binomial for 0/1, a bootstrap inside the range otherwise; spawn() leaves gen's stream alone
+            ci = bounded_mean_ci(v, rng=gen.spawn(1)[0])
+            per[str(lab)] = {"mean": ci.statistic, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": int(v.size)}
         backgrounds[model] = per
     return pb, backgrounds
 
@@ -368,9 +399,13 @@ def test(
         results, warn = correct(raw, st)
     results = [verdict(r) for r in results]
     for w in warn:
-        warnings.warn(w, MonteCarloResolutionWarning, stacklevel=2)
+        cls = LevelUnreachableWarning if "cannot reject whatever the data" in w else MonteCarloResolutionWarning
+        warnings.warn(w, cls, stacklevel=2)
     pb, backgrounds = summarise(ps, st, gen)
-    if st.outcome == "interval":
+    oriented = list(dict.fromkeys((r.background_a, r.background_b) for r in results))
+    if st.outcome == "interval" and len(oriented) == 1:  # the real names (several groups: each row's pair)
+        direction = f"Δ = score({oriented[0][1]}) − score({oriented[0][0]}); effect = mean(Δ)"
+    elif st.outcome == "interval":
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"

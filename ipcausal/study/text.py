@@ -9,7 +9,57 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-__all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name"]
+__all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
+           "named_direction", "PB_NOTE"]
+
+#: What PB is and is not (printed beside every PB).
+PB_NOTE = ("PB is descriptive (the spread of the per-background means): never 0 in a finite sample, and not "
+           "a test; its interval can exclude 0 where the test does not reject")
+
+_OUTCOME_WORDS = {"interval": "rating / score difference", "similarity": "similarity of the paired responses",
+                  "distribution": "distribution of the responses"}
+
+
+def outcome_words(outcome: str) -> str:
+    """The outcome in words a reader knows ("rating / score difference", not "interval").
+
+    Examples
+    --------
+    >>> outcome_words("interval"), outcome_words("similarity")
+    ('rating / score difference', 'similarity of the paired responses')
+    """
+    return _OUTCOME_WORDS.get(outcome, outcome)
+
+
+def clean_zero(x: float, *scale: float) -> float:
+    """``x``, or 0.0 when it is zero up to floating-point error relative to ``scale`` (and 1).
+
+    Examples
+    --------
+    >>> clean_zero(4.44e-17, 1.0, 2.0), clean_zero(0.25)
+    (0.0, 0.25)
+    """
+    ref = max([1.0] + [abs(v) for v in scale if v == v and abs(v) != float("inf")])
+    return 0.0 if abs(x) <= 1e-12 * ref else x
+
+
+def named_direction(report: Any) -> str:
+    """The Report's direction line with the real background names in place of ``background_a/b``.
+
+    With one orientation for every group the names are put in; with several, each group's
+    orientation is listed.
+    """
+    text = str(report.direction)
+    if "background_a" not in text and "background_b" not in text:
+        return text
+    pairs = list(dict.fromkeys((g.background_a, g.background_b) for g in report.groups))
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        return text.replace("background_b", b).replace("background_a", a)
+    if report.outcome == "interval":
+        listed = "; ".join(f"{a} vs {b}: Δ = score({b}) − score({a})" for a, b in pairs)
+        return f"{listed}; effect = mean(Δ)"
+    return text.replace("background_a", "the first background").replace("background_b", "the second")
 
 
 def effect_name(report: Any) -> str:
@@ -70,9 +120,9 @@ def format_text(report: Any) -> str:
     """The report as a plain-text table that states H0, the direction and the verdict."""
     lines: list[str] = []
     mode = " (paper-compatibility mode: the study's released code, not the method as stated)" if report.paper_compat else ""
-    lines.append(f"ipcausal report — {report.outcome} outcome{mode}")
+    lines.append(f"ipcausal report — {outcome_words(report.outcome)}{mode}")
     lines.append(report.null_hypothesis)
-    lines.append(report.direction)
+    lines.append(named_direction(report))
     corr = "no correction" if report.correction == "none" else f"{report.correction} correction"
     lines.append(f"alpha = {report.alpha:g}, {corr} within each model")
     lines.append("")
@@ -82,7 +132,8 @@ def format_text(report: Any) -> str:
         rows = []
         for g in fam:
             n = str(g.n) if g.n_clusters is None else f"{g.n} ({g.n_clusters} cl.)"
-            rows.append([g.group, n, g.detail.method, f"{g.effect:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
+            effect_value = clean_zero(g.effect, g.ci_low, g.ci_high)
+            rows.append([g.group, n, g.detail.method, f"{effect_value:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
             if report.margin is not None:
                 rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
@@ -98,7 +149,9 @@ def format_text(report: Any) -> str:
         pb = report.pb.get(model)
         if pb is not None:
             means = ", ".join(f"{k}={v:.4g}" for k, v in pb.means.items())
-            lines.append(f"  PB = {pb.statistic:.4g} [{pb.ci_low:.4g}, {pb.ci_high:.4g}] (means: {means})")
+            value = clean_zero(pb.statistic, *pb.means.values())
+            lines.append(f"  PB = {value:.4g} [{pb.ci_low:.4g}, {pb.ci_high:.4g}] (means: {means})")
+            lines.append(f"  ({PB_NOTE})")
         lines.append(f"  implicit personalization detected: {'YES' if verdict else 'no'}")
         if report.margin is not None and not verdict:
             shown = all(g.equivalence is not None and g.equivalence.verdict == "equivalent" for g in fam)

@@ -40,7 +40,7 @@ def test_text_and_json(tmp_path: Path) -> None:
 def test_errors_are_one_line(tmp_path: Path) -> None:
     out = run("test", str(tmp_path / "nope.jsonl"))
     assert out.returncode == 2
-    assert out.stderr.strip().startswith("ipcausal test: error: `path`: no such file")
+    assert out.stderr.strip() == f"ipcausal test: error: `path`: {tmp_path / 'nope.jsonl'} does not exist"
     assert "Traceback" not in out.stderr
     bad = run("test", str(make(tmp_path)), "--alpha", "2")
     assert bad.returncode == 2 and bad.stderr.strip() == (

@@ -112,3 +112,32 @@ def test_vectorized_validation() -> None:
         sign_tests([1], [0.5])
     with pytest.raises(ValueError, match="same shape"):
         sign_tests([1, 2], [1])
+
+
+def test_median_interval_reports_its_attained_coverage() -> None:
+    """Issue 24: at n = 4 the interval is [min, max], whose coverage is 1 − 2·2⁻⁴ = 0.875, not 0.95."""
+    r = sign_test([0.95, 0.9, 0.85, 0.78], m0=0.8, alternative="less")
+    assert (r.ci_low, r.ci_high) == (0.78, 0.95)
+    assert r.confidence_level == 1 - 2 * 2.0**-4 == 0.875
+    assert r.ci_method == ("binomial-order-statistics ([min, max]: n = 4 reaches at most this coverage, below the "
+                           "requested 0.95)")
+
+
+@pytest.mark.parametrize("n", [6, 9, 20, 41])
+def test_attained_coverage_is_the_order_statistic_law(n: int) -> None:
+    """Oracle: brute-force coverage of [x_(r), x_(n−r+1)] from the binomial law (scipy.stats.binom)."""
+    from scipy import stats
+
+    x = np.random.default_rng(n).uniform(size=n)
+    r_obj = sign_test(x, m0=0.5)
+    xs = np.sort(x)
+    r = int(np.flatnonzero(xs == r_obj.ci_low)[0]) + 1  # the order statistic used
+    assert xs[n - r] == r_obj.ci_high
+    assert r_obj.confidence_level == pytest.approx(1 - 2 * stats.binom.cdf(r - 1, n, 0.5), rel=1e-12)
+    assert r_obj.confidence_level >= 0.95  # reachable at these n: conservative, never below the level
+    hits, rng = 0, np.random.default_rng(7)
+    for _ in range(2000):
+        y = rng.normal(size=n)
+        res = sign_test(y)
+        hits += res.ci_low <= 0.0 <= res.ci_high
+    assert abs(hits / 2000 - r_obj.confidence_level) < 4 * np.sqrt(0.05 * 0.95 / 2000) + 1e-9

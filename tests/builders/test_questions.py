@@ -1,0 +1,172 @@
+"""``ipcausal build questions`` / :func:`build_questions`: your own prompts → pairs, and why any made none.
+
+The 20 questions are our own, written for this test (issue 24 item 1: trunk, pants, line, candy,
+subway and fries among them).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ipcausal.builders.questions import build_questions, read_questions
+from ipcausal.cli import main
+
+QUESTIONS = [
+    "What do you put in the trunk of a car before a long drive?",
+    "Which pants should I wear to a job interview?",
+    "How long should I expect to wait in line at the post office?",
+    "What candy do children like best at a birthday party?",
+    "Is it safe to take the subway late at night?",
+    "Are fries healthier when baked instead of deep-fried?",
+    "Where can I buy cheap gas for my truck?",
+    "What color should I paint the walls of my apartment?",
+    "How do I choose a good neighborhood to raise a family?",
+    "What is your favorite cookie to bake for the holidays?",
+    "Should I take the elevator or the stairs for exercise?",
+    "How often should I check the tire pressure on my car?",
+    "What is a good gift for a coworker who is retiring?",
+    "How do I organize the closet in a small bedroom?",
+    "Which vacation spots are best for a week in the fall?",
+    "What should I pack in my kid's lunch for the field trip?",
+    "How can I keep cookies fresh for a week?",
+    "Is it rude to talk on your cellphone in a restaurant?",
+    "What flavor of chips goes best with a sandwich?",
+    "How do I apologize to a friend after an argument?",
+]
+
+
+def _ambiguous(word: str, new: str) -> str:
+    return (f"only ambiguous markers: '{word}' (→ {new}); swap them with --allow {word} (Python: allow=[...]) "
+            "where that reading is the one meant")
+
+
+@pytest.fixture
+def qfile(tmp_path: Path) -> Path:
+    f = tmp_path / "questions.txt"
+    f.write_text("\n".join(QUESTIONS) + "\n")
+    return f
+
+
+def test_every_prompt_without_a_pair_says_why(qfile: Path) -> None:
+    res = build_questions(qfile)
+    reasons = {s.line: s.reason for s in res.skipped}
+    assert reasons[1] == _ambiguous("trunk", "boot")
+    assert reasons[2] == _ambiguous("pants", "trousers")
+    assert reasons[3] == _ambiguous("line", "queue")
+    assert reasons[4] == _ambiguous("candy", "sweets")
+    assert reasons[5].startswith("no US marker word found; related lexicon entries: 'subway' (us for uk 'tube')")
+    assert reasons[6] == ("no US marker word found; related lexicon entries: 'french fries' (us for uk 'chips') "
+                          "(a word with two counterparts is never swapped, a phrase only whole)")
+    assert reasons[13] == "no US marker word found"
+    made = {r["source_line"]: r for r in res.pairs.records()}
+    assert set(made) | set(reasons) == set(range(1, 21)) and not set(made) & set(reasons)  # each prompt accounted for
+    assert made[8]["x_j"] == "What colour should I paint the walls of my flat?"
+    assert all(r["check_problems"] is None for r in made.values())
+
+
+def test_a_twin_that_keeps_a_source_marker_is_flagged_mixed(qfile: Path) -> None:
+    res = build_questions(qfile)
+    gas = res.pairs.filter(res.pairs["pair_id"] == "q7").records()[0]
+    assert gas["x_j"] == "Where can I buy cheap gas for my lorry?"
+    assert gas["mixed"] == "'gas' (→ petrol; --allow gas)"
+    assert "q7" in res.mixed and "pair q7: mixed: x_j keeps 'gas' (→ petrol; --allow gas)" in res.lines()
+    clean = res.pairs.filter(res.pairs["pair_id"] == "q8").records()[0]
+    assert clean["mixed"] is None
+    allowed = build_questions(qfile, allow=["gas"])
+    assert "q7" not in allowed.mixed
+    assert allowed.pairs.filter(allowed.pairs["pair_id"] == "q7")["x_j"].tolist() == [
+        "Where can I buy cheap petrol for my lorry?"]
+
+
+def test_allow_swaps_the_named_ambiguous_words_only(qfile: Path) -> None:
+    res = build_questions(qfile, allow=["trunk", "line"])
+    x_j = dict(zip(res.pairs["pair_id"], res.pairs["x_j"]))
+    assert x_j["q1"] == "What do you put in the boot of a car before a long drive?"
+    assert x_j["q3"] == "How long should I expect to wait in queue at the post office?"
+    assert "q2" not in x_j and {s.prompt_id for s in res.skipped} >= {"q2", "q4", "q5", "q6"}
+
+
+def test_the_command_writes_pairs_and_the_reasons(qfile: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "pairs.jsonl"
+    assert main(["build", "questions", str(qfile), "--generator", "markers", "--direction", "us-uk",
+                 "--allow", "trunk", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert (f"ipcausal build questions: wrote 12 pairs to {out} from 20 prompts; 8 made no pair (reasons below and "
+            f"in {tmp_path / 'pairs.skipped.jsonl'}); 3 mixed; manifest {tmp_path / 'pairs.manifest.json'}") in err
+    assert "  line 2 (q2): no pair: " + _ambiguous("pants", "trousers") in err
+    skipped = [json.loads(line) for line in (tmp_path / "pairs.skipped.jsonl").read_text().splitlines()]
+    assert [s["line"] for s in skipped] == [2, 3, 4, 5, 6, 12, 13, 16]
+    manifest = json.loads((tmp_path / "pairs.manifest.json").read_text())
+    assert manifest["counts"]["prompts"] == 20 and manifest["settings"]["allow"] == ["trunk"]
+    from ipcausal import PairSet
+
+    assert len(PairSet.read(out)) == 12
+
+
+def test_the_other_way_round(tmp_path: Path) -> None:
+    res = build_questions(["Which colour of lorry does your neighbour drive?",
+                           "Is a fortnight enough for a holiday in the autumn?"], direction="uk-us")
+    assert res.pairs["x_j"].tolist() == ["Which color of truck does your neighbor drive?",
+                                         "Is a fortnight enough for a holiday in the fall?"]
+    assert [r["mixed"] for r in res.pairs.records()] == [None, "'fortnight' (→ two weeks; --allow fortnight), "
+                                                 "'holiday' (→ vacation; --allow holiday)"]
+    assert (set(res.pairs["background_i"]), set(res.pairs["background_j"])) == ({"uk"}, {"us"})
+
+
+def test_a_failed_check_names_the_check(qfile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stricter checker (the real check_pair, shown a twin whose number changed) drops the pair and says which check."""
+    import ipcausal.interventions as iv
+
+    real = iv.check_pair
+    monkeypatch.setattr(iv, "check_pair", lambda x_i, x_j, allowed=(): real(x_i, x_j + " 2", allowed=allowed))
+    res = build_questions(qfile)
+    assert len(res.pairs) == 0
+    first = next(s for s in res.skipped if s.prompt_id == "q8")
+    assert first.reason.startswith("a pair check failed: number: ")
+    flagged = build_questions(qfile, on_problem="flag")
+    assert len(flagged.pairs) == 11 and all("number" in p for p in flagged.pairs["check_problems"])
+
+
+def test_aae_esl_and_belief(tmp_path: Path) -> None:
+    esl = build_questions(QUESTIONS, generator="esl", rng=3)
+    assert len(esl.pairs) + len(esl.skipped) == 20
+    assert set(esl.pairs["background_j"]) == {"esl"} and (esl.pairs["x_i"] != esl.pairs["x_j"]).all()
+    aae = build_questions(QUESTIONS[:2], generator="aae")
+    assert [s.reason for s in aae.skipped] == ["no place for an AAE feature in this prompt"] * (2 - len(aae.pairs))
+    f = tmp_path / "b.csv"
+    f.write_text('question,true_statement,false_statement\n'
+                 '"Which planet is closest to the Sun?",Mercury is closest,"Venus is closest"\n'
+                 '"What is the tallest animal?",,\n')
+    belief = build_questions(f, generator="belief")
+    assert belief.pairs["background_i"].tolist() == ["true_belief"]
+    assert "Mercury is closest" in belief.pairs["x_i"].iloc[0] and "Venus is closest" in belief.pairs["x_j"].iloc[0]
+    assert [(s.line, s.reason) for s in belief.skipped] == [
+        (3, "the belief generator needs `true_statement` and `false_statement` for this prompt")]
+
+
+def test_files_are_read_with_1_based_lines(tmp_path: Path) -> None:
+    j = tmp_path / "q.jsonl"
+    j.write_text('{"id": "a", "prompt": "What color?"}\n\n{"question": "Which truck?"}\n')
+    assert [(q["line"], q["prompt_id"]) for q in read_questions(j)] == [(1, "a"), (3, "q3")]
+    c = tmp_path / "q.csv"
+    c.write_text('text\n"two\nlines"\nWhat color?\n')
+    assert [(q["line"], q["prompt"]) for q in read_questions(c)] == [(2, "two lines"), (4, "What color?")]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"generator": "nope"}, r"`generator` must be one of markers, aae, esl, belief, got 'nope'"),
+    ({"direction": "uk-uk"}, r"`direction` must be one of us-uk, uk-us, got 'uk-uk'"),
+    ({"generator": "esl", "allow": ["trunk"]}, r"`allow` is for generator='markers' only"),
+    ({"on_problem": "keep"}, r"`on_problem` must be one of \('drop', 'flag'\), got 'keep'"),
+])
+def test_bad_options_are_named(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        build_questions(["What color?"], **kwargs)
+    with pytest.raises(TypeError, match=r"`allow` must be a list of words, not one string"):
+        build_questions(["What color?"], allow="trunk")
+    with pytest.raises(ValueError, match=r"`source`: .*none\.txt does not exist"):
+        build_questions("none.txt")
