@@ -215,10 +215,10 @@ def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None
     from ipcausal.interventions.checks import overlaps_protected, protected_spans
 
     clear = swap_markers(text, to=to, include_ambiguous=False)
-    clear_at = {c.start for c in clear.changes} if clear is not None else set()
+    clear_at = {c.start for c in clear.swaps} if clear is not None else set()
     protected = protected_spans(text)  # names, numbers, addresses, answer options stay as written
     keep, left, shielded = [], [], []
-    for change, edit in zip(every.changes, every.edits):
+    for change, edit in zip(every.swaps, every.edits):
         if overlaps_protected(protected, change.start, change.end):
             shielded.append(change.old)
         elif change.start in clear_at or change.old.lower() in allow:
