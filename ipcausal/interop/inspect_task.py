@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -156,6 +157,11 @@ def ip_test(alpha: float = 0.05, correction: str = "holm", method: str = "auto",
         import ipcausal
 
         ps, unpaired = pairs_from_scores(scores)
+        if ps is not None:  # inspect also computes metrics on the first samples, for its live display
+            key = [frozenset(ab) for ab in zip(ps["background_i"].astype(str), ps["background_j"].astype(str))]
+            counts = Counter(key)
+            keep = np.array([counts[k] >= 2 for k in key])
+            ps = ps.filter(keep) if keep.any() else None
         if ps is None:
             return {"ip_detected": 0.0, "pairs": 0.0, "unpaired": float(unpaired)}
         report = ipcausal.test(ps, alpha=alpha, correction=correction, method=method, n_resamples=n_resamples,
