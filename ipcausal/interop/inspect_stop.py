@@ -164,7 +164,11 @@ class IPEarlyStopping:
             records.append(SideRecord(sample_id=str(s.id), key=str(meta[pair_field]), side=str(meta[side_field]),
                                       background=str(meta.get(background_field, meta[side_field])),
                                       x=_text(s.input) or str(s.id), meta=dict(extra)))
-        ps = assemble(records, sides=SIDES, what="sample").pairs
+        try:
+            ps = assemble(records, sides=SIDES, what="sample").pairs
+        except ValueError as exc:
+            msg = str(exc).split("; pass `allow_missing`")[0]
+            raise ValueError(f"{msg}; an IP task needs both sides of every pair (is the dataset limited?)") from None
         bound = self.bound
         if bound is None:
             info = (getattr(task, "metadata", None) or {}).get("ipcausal") or {}
