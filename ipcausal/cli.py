@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "power",
     "export",
     "import_",  # the `import` command (a Python keyword as a module name)
+    "compare",
     "failures",
 )
 

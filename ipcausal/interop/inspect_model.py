@@ -48,8 +48,12 @@ class SimulatedAPI(ModelAPI):
     >>> model = inspect_ai.model.get_model("ipcausal/simulated", effect=1.0, levels=5, seed=3)
     >>> text = "Question 7: what do you think about the colour and the flavour?"
     >>> import asyncio
-    >>> asyncio.run(model.generate(text)).completion[:10]
-    'Answer: 5 '
+    >>> got = asyncio.run(model.generate(text)).completion
+    >>> got[:8], got.endswith("background inferred: british)")
+    ('Answer: ', True)
+    >>> from ipcausal.testing import SimulatedModel
+    >>> SimulatedModel.read(got) == SimulatedModel(effect=1.0, levels=5, seed=3).answer(text)
+    True
     """
 
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,

@@ -27,7 +27,7 @@ from ipcausal.stats.betting import sequential_state, sequential_update  # noqa: 
 from ipcausal.stats.eholm import e_holm  # noqa: E402
 from ipcausal.testing import SimulatedModel  # noqa: E402
 
-NULL_RUNS = 20  # seeded inspect_ai.eval runs without an effect (≈ 2 s each on two cores)
+NULL_RUNS = 20  # seeded tasks without an effect, in one inspect_ai.eval call (benchmarks/ runs more)
 
 
 def _samples(groups: dict[tuple[str, str], int]) -> list[Any]:
@@ -205,12 +205,14 @@ def _save(log: Any) -> str:
 
 
 def test_no_effect_runs_to_the_end() -> None:
-    full = 0
-    for seed in range(NULL_RUNS):
-        es = IPEarlyStopping(alpha=0.05)
-        log = _eval(ip_task(_sim_pairs(60, seed=100 + seed, effect=0.0), scorer="answer", bound=4, rng=seed,
-                            early_stopping=es), 0.0, 100 + seed)
-        full += es.summary["samples_run"] == 120 and es.summary["stopped"] == "exhausted"
+    managers = [IPEarlyStopping(alpha=0.05) for _ in range(NULL_RUNS)]
+    tasks = [ip_task(_sim_pairs(60, seed=100 + k, effect=0.0), scorer="answer", bound=4, rng=k, early_stopping=es,
+                     name=f"null_{k}") for k, es in enumerate(managers)]
+    logs = inspect_ai.eval(tasks, model="ipcausal/simulated", model_args={"effect": 0.0, "levels": 5, "seed": 1},
+                           display="none", log_dir=tempfile.mkdtemp(prefix="ipcausal-inspect-"), max_samples=8,
+                           max_tasks=4)
+    assert [lg.status for lg in logs] == ["success"] * NULL_RUNS
+    full = sum(es.summary["samples_run"] == 120 and es.summary["stopped"] == "exhausted" for es in managers)
     assert full >= 0.95 * NULL_RUNS
 
 
