@@ -45,7 +45,8 @@ _ANSWER = re.compile(r"Answer:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 def mcq_choice() -> Scorer:
     """inspect scorer: 1 when the answer picks the pair's ``correct_option`` (1-based), else 0.
 
-    Reads ``options`` and ``correct_option`` from the sample's ``pair`` metadata and parses the
+    Reads ``options`` from the sample's ``pair`` metadata and the right option's number from
+    ``correct_option`` there or from the sample's target (where :func:`ip_task` puts it), and parses the
     answer with :func:`ipcausal.scoring.ratings.mcq_correct` (the ``mcq`` scorer of
     ``ipcausal score``); an answer that names no option scores 0 (policy ``"zero"``) and says so.
     """
@@ -56,7 +57,10 @@ def mcq_choice() -> Scorer:
         options = pair.get("options")
         if isinstance(options, str):
             options = json.loads(options)
-        value, status = mcq_correct(state.output.completion, options, pair.get("correct_option"))
+        correct = pair.get("correct_option", target.text)  # ip_task moves correct_option into the target
+        if isinstance(correct, str) and correct.strip().isdigit():
+            correct = int(correct)
+        value, status = mcq_correct(state.output.completion, options, correct)
         return Score(value=0.0 if value is None else value, answer=state.output.completion, explanation=status)
 
     return score
