@@ -27,6 +27,9 @@ from ipcausal.stats.betting import sequential_state, sequential_update  # noqa: 
 from ipcausal.stats.eholm import e_holm  # noqa: E402
 from ipcausal.testing import SimulatedModel  # noqa: E402
 
+# inspect's own retry helper warns once per sample on this tenacity version; not ours to fix
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
 NULL_RUNS = 20  # seeded tasks without an effect, in one inspect_ai.eval call (benchmarks/ runs more)
 
 
@@ -204,6 +207,7 @@ def _save(log: Any) -> str:
     return log.location
 
 
+@pytest.mark.slow
 def test_no_effect_runs_to_the_end() -> None:
     managers = [IPEarlyStopping(alpha=0.05) for _ in range(NULL_RUNS)]
     tasks = [ip_task(_sim_pairs(60, seed=100 + k, effect=0.0), scorer="answer", bound=4, rng=k, early_stopping=es,
@@ -224,3 +228,37 @@ def test_the_log_metric_is_ipcausal_test_on_the_imported_pairs() -> None:
     g = want.groups[0]
     assert m["effect"].value == pytest.approx(g.effect) and m["p_adjusted"].value == pytest.approx(g.pvalue_adjusted)
     assert m["reject"].value == float(g.reject) and m["pairs"].value == 40.0 and m["unpaired"].value == 0.0
+
+
+def test_ip_task_and_ip_test_validate_their_arguments() -> None:
+    from ipcausal.builders import demo_pairs
+    from ipcausal.interop.inspect import ip_test
+
+    echo = demo_pairs("echo", limit=3)
+    task = ip_task(echo, rng=1)
+    ids = [s.id for s in task.dataset]
+    assert sorted(ids) == sorted(f"{p}:{s}" for p in echo["pair_id"] for s in "ij")
+    assert all(ids[k][:-2] == ids[k + 1][:-2] for k in range(0, len(ids), 2))  # sides stay together
+    order = np.random.default_rng(5).permutation(len(echo))  # the seeded order of the pairs
+    shuffled = [s.id for s in ip_task(echo, rng=5).dataset]
+    assert shuffled == [f"{echo['pair_id'].iloc[k]}:{s}" for k in order for s in "ij"]
+    assert task.dataset[0].target == str(echo.to_frame().set_index("pair_id").loc[ids[0][:-2], "correct_option"])
+    sim_pairs = _sim_pairs(3, seed=1, effect=0.0)
+    with pytest.raises(ValueError, match=r"`scorer`: the pairs have no `options`/`correct_option` columns"):
+        ip_task(sim_pairs)
+    with pytest.raises(ValueError, match=r"`scorer` must be one of"):
+        ip_task(sim_pairs, scorer="bleu")
+    with pytest.raises(ValueError, match=r"`scorer`: 'mcq' needs the columns \['options', 'correct_option'\]"):
+        ip_task(sim_pairs, scorer="mcq")
+    with pytest.raises(TypeError, match=r"`scorer` must be one of \['mcq', 'answer'\], an inspect Scorer or None"):
+        ip_task(sim_pairs, scorer=3)
+    with pytest.raises(ValueError, match=r"`bound` must be a finite number > 0 or None"):
+        ip_task(sim_pairs, scorer="answer", bound=-1)
+    with pytest.raises(ValueError, match=r"`epochs` must be a positive integer or None"):
+        ip_task(sim_pairs, scorer="answer", epochs=0)
+    with pytest.raises(ValueError, match=r"`cluster`: the pairs have no column 'nope'"):
+        ip_task(sim_pairs, scorer="answer", cluster="nope")
+    with pytest.raises(ValueError, match=r"`correction` must be one of"):
+        ip_test(correction="e-holm")
+    with pytest.raises(ValueError, match=r"`alpha` must"):
+        ip_test(alpha=0)
