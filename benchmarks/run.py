@@ -358,6 +358,8 @@ SIDE = [
     ("Anytime-valid audits: family-wise error of whole null audits", "python benchmarks/calib_audit.py",
      "CALIB_AUDIT.txt", "table"),
     ("Scale: reading and testing 10⁴–10⁶ scored pairs", "python benchmarks/bench_scale.py", "SCALE.txt", "table"),
+    ("Early stopping inside inspect_ai: samples run, size, overhead", "python benchmarks/inspect_stopping.py",
+     "INSPECT_STOPPING.txt", "table"),
 ]
 SIDE_MARK = "<!-- side benchmarks: each section copied from the file its script writes -->"
 

@@ -44,6 +44,7 @@ COMMANDS: tuple[str, ...] = (
     "probe",
     "export",
     "import_",  # the `import` command (a Python keyword as a module name)
+    "compare",
     "failures",
 )
 

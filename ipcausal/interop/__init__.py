@@ -4,6 +4,11 @@
   and its eval logs back as a PairSet (``ipcausal export inspect``, ``ipcausal import inspect``);
 * :func:`export_lm_eval` / :func:`import_lm_eval` — a local lm-eval task and its
   ``--log_samples`` output back (``ipcausal export lm-eval``, ``ipcausal import lm-eval``);
+* :class:`IPEarlyStopping`, :func:`ip_task`, :func:`ip_test` — inside inspect_ai: anytime-valid
+  early stopping, an IP task from a PairSet, the paired test as an inspect metric; the model
+  ``ipcausal/simulated`` (:mod:`ipcausal.interop.inspect_model`);
+* :func:`compare_lm_eval` — two models' lm-eval ``--log_samples`` compared document by document
+  (``ipcausal compare lm-eval``);
 * :func:`export_validation` / :func:`import_validation` — a blinded rating sheet for people who
   speak the varieties, and their ratings attached to the pairs with the raters' agreement
   (``ipcausal export validation``, ``ipcausal import validation``).
@@ -29,6 +34,11 @@ _LAZY: dict[str, str] = {
     "ValidationResult": "ipcausal.interop.validation",
     "VARIETY_NAMES": "ipcausal.interop.validation",
     "ImportResult": "ipcausal.interop._common",
+    "IPEarlyStopping": "ipcausal.interop.inspect_stop",
+    "ip_task": "ipcausal.interop.inspect_task",
+    "ip_test": "ipcausal.interop.inspect_task",
+    "compare_lm_eval": "ipcausal.interop.lm_eval_compare",
+    "CompareResult": "ipcausal.interop.lm_eval_compare",
 }
 
 __all__ = sorted(_LAZY)
@@ -36,6 +46,9 @@ __all__ = sorted(_LAZY)
 if TYPE_CHECKING:  # pragma: no cover
     from ipcausal.interop._common import ImportResult
     from ipcausal.interop.inspect import export_inspect, import_inspect
+    from ipcausal.interop.inspect_stop import IPEarlyStopping
+    from ipcausal.interop.inspect_task import ip_task, ip_test
+    from ipcausal.interop.lm_eval_compare import CompareResult, compare_lm_eval
     from ipcausal.interop.lm_eval import export_lm_eval, import_lm_eval
     from ipcausal.interop.validation import (VARIETY_NAMES, Agreement, ValidationResult, cohen_kappa,
                                              export_validation, import_validation)

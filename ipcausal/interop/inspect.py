@@ -7,6 +7,16 @@
 ``y_i``/``y_j`` and, optionally, one scorer's value as ``score_i``/``score_j`` (so that the
 pairs can go straight to :func:`ipcausal.test`, or to ``ipcausal score`` for the texts).
 
+Inside inspect (these need ``inspect-ai``; imported from here on first use):
+
+* :class:`IPEarlyStopping` (:mod:`ipcausal.interop.inspect_stop`) — inspect's ``EarlyStopping``
+  protocol running the audit's anytime-valid e-processes, stopping once every background pair
+  is decided;
+* :func:`ip_task`, :func:`ip_test` (:mod:`ipcausal.interop.inspect_task`) — a PairSet as an
+  inspect Task, and the paired test as an inspect metric;
+* the model ``ipcausal/simulated`` (:mod:`ipcausal.interop.inspect_model`, registered through
+  inspect's ``inspect_ai`` entry point).
+
 Writing a dataset needs nothing; reading logs needs ``inspect-ai`` (``pip install 'ipcausal[interop]'``).
 """
 
@@ -21,7 +31,21 @@ from typing import Any
 from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, plain_value, side_rows
 from ipcausal.pairs import PairSet
 
-__all__ = ["export_inspect", "import_inspect"]
+__all__ = ["export_inspect", "import_inspect", "IPEarlyStopping", "ip_task", "ip_test", "mcq_choice", "answer_number",
+           "pairs_from_scores"]
+
+_INSIDE = {"IPEarlyStopping": "ipcausal.interop.inspect_stop", "ip_task": "ipcausal.interop.inspect_task",
+           "ip_test": "ipcausal.interop.inspect_task", "mcq_choice": "ipcausal.interop.inspect_task",
+           "answer_number": "ipcausal.interop.inspect_task", "pairs_from_scores": "ipcausal.interop.inspect_task"}
+
+
+def __getattr__(name: str) -> Any:
+    """The names that need inspect_ai, imported on first use (``export_inspect`` needs nothing)."""
+    if name in _INSIDE:
+        import importlib
+
+        return getattr(importlib.import_module(_INSIDE[name]), name)
+    raise AttributeError(f"module 'ipcausal.interop.inspect' has no attribute {name!r}")
 
 _INSTALL = "reading inspect eval logs needs inspect-ai: pip install 'ipcausal[interop]'"
 

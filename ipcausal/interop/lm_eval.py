@@ -5,7 +5,9 @@ and ``NAME.yaml``, a ``generate_until`` task reading it with ``dataset_path: jso
 ``lm_eval --include_path DIR --tasks NAME``.  :func:`import_lm_eval` reads the
 ``samples_NAME_*.jsonl`` files that ``lm_eval --log_samples`` writes, pairs the rows by the doc
 fields the user names, and takes a metric (``acc``, ``exact_match`` …) as the score and the
-responses as text.  Neither needs lm-eval installed: both read and write plain files.
+responses as text.  :func:`compare_lm_eval` (in :mod:`ipcausal.interop.lm_eval_compare`,
+re-exported here) tests two models' samples files against each other, paired by ``doc_id``
+(``ipcausal compare lm-eval``).  None of them needs lm-eval installed: they read and write plain files.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Any
 
 from ipcausal._jsonl import iter_objects
 from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, plain_value, side_rows
+from ipcausal.interop.lm_eval_compare import CompareResult, compare_lm_eval
 
-__all__ = ["export_lm_eval", "import_lm_eval", "TEXT_FIELDS"]
+__all__ = ["export_lm_eval", "import_lm_eval", "compare_lm_eval", "CompareResult", "TEXT_FIELDS"]
 
 TEXT_FIELDS: tuple[str, ...] = ("filtered_resps", "resps")
 """Where a samples row keeps the model's answer: after lm-eval's filters, or as it came."""

@@ -23,7 +23,7 @@ from ipcausal.stats.null import sample_summary
 from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
 from ipcausal.study.results import AuditInfo, GroupResult, Report, SequentialInfo
 
-__all__ = ["CORRECTIONS", "Stream", "Plan", "plan", "next_batch", "feed_batch", "decide", "assemble", "MAX_PATH"]
+__all__ = ["CORRECTIONS", "Stream", "Plan", "plan", "next_batch", "feed_batch", "feed_units", "decide", "assemble", "MAX_PATH"]
 
 MAX_PATH = 400  # points of the e-process path kept per group (thinned evenly beyond)
 _E_CAP = 1e300
@@ -178,9 +178,19 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
             vals = sdf["similarity"].to_numpy(np.float64).tolist()
         value = {i: v for i, v in zip(ids, vals) if v == v}  # a pair without a scored sample is left out
     pid = p.frame["pair_id"].astype(str).to_numpy(object)
+    feed_units(p, [(u, [value[pid[q]] * (p.sign[q] if p.outcome == "interval" else 1.0) for q in p.units[u]
+                        if pid[q] in value]) for u in p.batch_units])
+
+
+def feed_units(p: Plan, units: list[tuple[int, list[float]]]) -> None:
+    """Units (index, the oriented values of its scored pairs) into their groups' e-processes, in order.
+
+    A unit without a scored pair is left out; the others enter as the sum of their Δ (interval)
+    or the mean of their similarities.  :func:`feed_batch` calls it for the last batch, and
+    :class:`ipcausal.interop.inspect.IPEarlyStopping` for the pairs inspect_ai has completed.
+    """
     per: dict[int, list[float]] = {}
-    for u in p.batch_units:
-        got = [value[pid[q]] * (p.sign[q] if p.outcome == "interval" else 1.0) for q in p.units[u] if pid[q] in value]
+    for u, got in units:
         if not got:
             continue
         s = p.unit_stream[u]

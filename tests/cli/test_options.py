@@ -97,6 +97,10 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         (["import", "lm-eval", MISSING, "-o", "p.jsonl", "--metric", "acc", "--pair-field", "a",
           "--side-field", "b", "--text", "nope"], "--text"),
     ],
+    "compare": [
+        (["compare", "lm-eval", MISSING, MISSING, "--alpha", "2"], "--alpha"),
+        (["compare", "lm-eval", MISSING, MISSING, "--confidence-level", "1"], "--confidence-level"),
+    ],
 }
 
 

@@ -201,3 +201,48 @@ def test_import_validates_arguments(tmp_path: Path) -> None:
         from ipcausal.interop._common import assemble
 
         assemble([], sides=("i", "i"))
+
+
+STOP_SCRIPT = """
+import json, sys
+from inspect_ai import eval
+from ipcausal import PairSet
+from ipcausal.interop.inspect import IPEarlyStopping, ip_task
+
+es = IPEarlyStopping(alpha=0.05)
+task = ip_task(PairSet.read(sys.argv[1]), early_stopping=es)  # the echo pairs: the mcq scorer, bound 1
+logs = eval(task, model="openai-api/local/smollm2", max_tokens=4, temperature=0.0, seed=3, max_samples=2,
+            log_dir=sys.argv[2], log_format="eval", display="none")
+print(json.dumps({"status": logs[0].status, "location": logs[0].location, "summary": es.summary}))
+"""
+
+
+def test_real_eval_with_early_stopping_and_the_ip_metric(tmp_path: Path) -> None:
+    """inspect_ai.eval against llama_cpp.server with IPEarlyStopping and ip_test: the log's metric is
+    ipcausal.test on the pairs imported from that log."""
+    from inspect_ai.log import read_eval_log
+
+    from ipcausal.builders import demo_pairs
+
+    pairs = demo_pairs("echo", limit=4).write(tmp_path / "echo.jsonl")
+    (tmp_path / "run_stop.py").write_text(STOP_SCRIPT)
+    with start_llama_server(resolve_gguf()) as url:
+        proc = subprocess.run([sys.executable, str(tmp_path / "run_stop.py"), str(pairs), str(tmp_path / "logs")],
+                              env=_offline_env(tmp_path, url), capture_output=True, text=True, timeout=400,
+                              cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["status"] == "success", proc.stderr[-3000:]
+    summary = out["summary"]
+    assert summary["samples_total"] == 8 and summary["groups"][0]["group"] == "true_belief vs false_belief"
+    log = read_eval_log(out["location"])
+    assert log.results.early_stopping.manager == "ipcausal"
+    assert dict(log.results.early_stopping.metadata) == summary
+    assert len(log.samples) == summary["samples_run"]
+    ps = import_inspect(out["location"], scorer="mcq_choice", allow_missing=True).pairs
+    want = ipcausal.test(ps, correction="holm", rng=0)
+    m = log.results.scores[0].metrics
+    g = want.groups[0]
+    assert m["pairs"].value == len(ps) == 4 and m["effect"].value == pytest.approx(g.effect)
+    assert m["p_adjusted"].value == pytest.approx(g.pvalue_adjusted) and m["reject"].value == float(g.reject)
+    assert m["mean"].value == pytest.approx((ps["score_i"].sum() + ps["score_j"].sum()) / 8)
