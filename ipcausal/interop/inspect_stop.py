@@ -10,9 +10,9 @@ samples are the two sides of each pair (metadata ``pair_id``, ``side``, ``backgr
 :func:`ipcausal.interop.export_inspect` and :func:`ipcausal.interop.inspect.ip_task` write
 them).  The pairs are grouped, oriented and cut into units (pairs, or clusters) by the audit's
 own plan (:mod:`ipcausal.study._streams`); a unit's Δ = mean(score_j) − mean(score_i) over the
-epochs enters its group's betting e-process (:func:`ipcausal.sequential_state`, |Δ| ≤ ``bound``)
+epochs enters its group's betting e-process (:func:`ipcausal.stats.sequential_state`, |Δ| ≤ ``bound``)
 once both sides of all its pairs are scored, and after each unit the groups' e-values are
-combined by e-Holm (:func:`ipcausal.e_holm`).  A group is decided when its adjusted e-value
+combined by e-Holm (:func:`ipcausal.stats.e_holm`).  A group is decided when its adjusted e-value
 reaches 1/α (or, with ``margin``, when its confidence sequence lies inside ±margin); the
 samples of a decided group that have not been scheduled yet get an ``EarlyStop``, so once
 every group is decided the rest of the task is skipped.
@@ -85,7 +85,7 @@ class IPEarlyStopping:
     alternative : {"two-sided", "greater", "less"}
         H1 for mean(Δ); one-sided needs ``order`` when a group is stored both ways.
     method : {"mixture", "agrapa", "ons"}
-        The bet (:func:`ipcausal.sequential_state`).
+        The bet (:func:`ipcausal.stats.sequential_state`).
     order : list of str, optional
         Backgrounds in order (Δ = score(later) − score(earlier)).
     pair_field, side_field, background_field : str
