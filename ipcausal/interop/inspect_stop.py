@@ -266,14 +266,15 @@ class IPEarlyStopping:
                   "batches": len(self._queue)}
         self.report = assemble_report(p, self._opts, model=self._model, counts=counts, seed=None)
         groups = [{"group": g.group, "background_a": g.background_a, "background_b": g.background_b,
-                   "stop_reason": g.stop_reason, "reject": bool(g.reject), "e_value": _finite(g.e_value),
-                   "e_adjusted": _finite(g.e_adjusted), "pvalue": _finite(g.pvalue),
+                   "stop_reason": g.sequential.stop_reason, "reject": bool(g.reject),
+                   "e_value": _finite(g.sequential.e_value), "e_adjusted": _finite(g.sequential.e_adjusted), "pvalue": _finite(g.pvalue),
                    "pvalue_adjusted": _finite(g.pvalue_adjusted), "effect": _finite(g.effect),
                    "ci_low": _finite(g.ci_low), "ci_high": _finite(g.ci_high), "n": int(g.n),
-                   "n_sent": int(g.n_sent or 0), "n_available": int(g.n_available or 0)} for g in self.report.groups]
+                   "n_sent": int(g.sequential.n_sent), "n_available": int(g.sequential.n_available)}
+                  for g in self.report.groups]
         self.summary = {"method": "ipcausal anytime-valid audit (betting e-process, " + self.correction + ")",
                         "alpha": self.alpha, "bound": self._opts["bound"], "correction": self.correction,
-                        "stopped": self.report.audit["stopped"], "ip_detected": bool(self.report.ip_detected),
+                        "stopped": self.report.audit.stopped, "ip_detected": bool(self.report.ip_detected),
                         "samples_total": self._n_samples, "samples_run": run,
                         "samples_stopped": self._stopped, "samples_saved": self._n_samples - run,
                         "share_run": run / self._n_samples if self._n_samples else 0.0,
