@@ -223,7 +223,13 @@ class MitigationGroup:
 
 @dataclass(frozen=True)
 class MitigationResult:
-    """What :func:`evaluate_mitigation` returns (see there)."""
+    """What :func:`evaluate_mitigation` returns (see there).
+
+    ``groups``: one :class:`MitigationGroup` per background pair; ``checks``: the rewrite check of
+    every input pair (:func:`apply_mitigation`); ``without``/``with_``: the :class:`~ipcausal.Report`
+    of each run, ``comparison``: that of :func:`~ipcausal.study.compare.compare` (with, without);
+    ``pairs_without``/``pairs_with``: the scored pairs both runs kept.
+    """
 
     mitigation: str
     groups: tuple[MitigationGroup, ...]
@@ -235,6 +241,8 @@ class MitigationResult:
     without: Any = field(repr=False)
     with_: Any = field(repr=False)
     comparison: Any = field(repr=False)
+    pairs_without: Any = field(default=None, repr=False)
+    pairs_with: Any = field(default=None, repr=False)
     margin: float | None = None
     alpha: float = DEFAULTS["alpha"]
     null_hypothesis: str = ("per background pair, the effects with and without the mitigation are exchangeable "
@@ -405,7 +413,7 @@ def evaluate_mitigation(
     return MitigationResult(
         mitigation=m.name, groups=tuple(groups), n_pairs=len(pairs), n_failed_check=int((~checks["trusted"]).sum()),
         n_not_undone=int((checks["not_undone"] != "").sum()), n_compared=len(common), checks=checks,
-        without=r0, with_=r1, comparison=rc, margin=margin, alpha=alpha)
+        without=r0, with_=r1, comparison=rc, pairs_without=w0, pairs_with=w1, margin=margin, alpha=alpha)
 
 
 def _model_label(ps: PairSet) -> str:
