@@ -6,7 +6,7 @@ A :class:`Mitigation` is a transform applied to both prompts of every pair befor
 kind            what it does
 ==============  =======================================================================================
 ``markers``     British culture markers → American ones (the default style of the culture case)
-``dialect``     the recorded AAE/ESL edits undone (``edits_i``/``edits_j``); LLM rewrites cannot be
+``dialect``     the recorded AAE/ESL edits undone (``edits_i``/``edits_j``); not LLM rewrites (no record)
 ``strip``       stated cues removed: the belief prefix of the echo case, ``[background]`` tags
 ``instruct``    a system instruction asking the model to answer everyone alike (texts unchanged)
 ==============  =======================================================================================
@@ -91,12 +91,10 @@ def _mitigation(m: Any) -> Mitigation:
     if isinstance(m, Mitigation):
         return m
     if isinstance(m, str):
-        return Mitigation(m) if m in KINDS else _bad_kind(m)
+        if m not in KINDS:
+            raise ValueError(f"`mitigation` must be one of {KINDS}, got {m!r}")
+        return Mitigation(m)
     raise TypeError(f"`mitigation` must be a Mitigation or one of {KINDS}, got {type(m).__name__}")
-
-
-def _bad_kind(m: str) -> Mitigation:
-    raise ValueError(f"`mitigation` must be one of {KINDS}, got {m!r}")
 
 
 def _missing(v: Any) -> bool:

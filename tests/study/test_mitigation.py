@@ -109,6 +109,8 @@ def test_instruct_does_not_change_the_simulator():
     assert g.reject_with and g.reject_without
     assert g.equivalence == "reject" and not g.removed and not res.removed
     assert abs(g.change) < 0.5
+    # the instruction was sent: every answer with it differs from the one without
+    assert (res.pairs_with["y_i"].to_numpy() != res.pairs_without["y_i"].to_numpy()).all()
     assert "Not shown removed" in str(res)
 
 
