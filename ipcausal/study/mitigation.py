@@ -366,6 +366,10 @@ def evaluate_mitigation(
     if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
                                or not math.isfinite(margin) or margin <= 0):
         raise ValueError(f"`margin` must be a positive finite number or None, got {margin!r}")
+    if scoring is not None and not isinstance(scoring, Mapping):
+        raise TypeError("`scoring` must be a mapping of score_pairs keywords or None")
+    if run_options is not None and not isinstance(run_options, Mapping):
+        raise TypeError("`run_options` must be a mapping of ipcausal.run keywords or None")
     opts = dict(run_options or {})
     unknown = sorted(set(opts) - set(_RUN_KEYS))
     if unknown:

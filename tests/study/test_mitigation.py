@@ -160,5 +160,9 @@ def test_evaluate_bad_input():
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, margin=0)
     with pytest.raises(ValueError, match=r"`run_options` has unknown key\(s\) \['cache'\]"):
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, run_options={"cache": None})
+    with pytest.raises(TypeError, match="`scoring` must be a mapping"):
+        evaluate_mitigation(ps, sim, "markers", scorer=sim.score, scoring=["k"])
+    with pytest.raises(TypeError, match="`run_options` must be a mapping"):
+        evaluate_mitigation(ps, sim, "markers", scorer=sim.score, run_options="fast")
     with pytest.raises(ValueError, match="`cluster` names no column"):
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, cluster="unit")
