@@ -13,7 +13,7 @@ kind            what it does
 
 The rewrite is checked: :func:`~ipcausal.interventions.check_pair` between the original and the
 mitigated prompt of each side (the mitigation's own edits declared).  A pair whose check fails
-(the mitigation may have changed S) is reported and left out of the with-mitigation run.
+(the mitigation may have changed S) is reported and left out of both runs (so they hold the same pairs).
 
 :func:`evaluate_mitigation` runs the pairs without and with the mitigation (one shared response
 cache), scores both, and per background pair reports the effect without, the effect with, the
