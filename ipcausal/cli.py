@@ -37,6 +37,7 @@ COMMANDS: tuple[str, ...] = (
     "test",
     "report",
     "case",
+    "mitigate",
     "audit",
     "demo",
     "reproduce",

@@ -89,6 +89,12 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         (["audit", MISSING, "--scorer", "mcq", "-o", "d", "--batch-size", "0"], "--batch-size"),
         (["audit", MISSING, "--scorer", "mcq", "-o", "d", "--seed", "-1"], "--seed"),
     ],
+    "mitigate": [
+        (["mitigate", MISSING, "--mitigation", "strip", "--scorer", "mcq", "-o", "d", "--margin", "0"], "--margin"),
+        (["mitigate", MISSING, "--mitigation", "strip", "--scorer", "mcq", "-o", "d", "--alpha", "2"], "--alpha"),
+        (["mitigate", MISSING, "--mitigation", "strip", "--scorer", "mcq", "-o", "d", "--max-tokens", "0"],
+         "--max-tokens"),
+    ],
     "export": [
         (["export", "validation", MISSING, "-o", "s.csv", "--seed", "-1"], "--seed"),
         (["export", "lm-eval", MISSING, "-o", "d", "--max-gen-toks", "0"], "--max-gen-toks"),

@@ -1,0 +1,81 @@
+"""``ipcausal mitigate PAIRS --mitigation M --scorer S --backend ... -o DIR``: does a mitigation remove IP?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ipcausal.commands._common import (
+    add_backend,
+    add_out,
+    add_progress,
+    add_seed,
+    make_backend,
+    positive_float,
+    positive_int,
+    unit_level,
+)
+
+HELP = "run pairs without and with a mitigation and test per background pair what it changed"
+
+
+def register(sub: Any) -> None:
+    from ipcausal.scoring import SCORERS, SIMILARITY_SCORERS
+    from ipcausal.study.mitigation import KINDS
+
+    p = sub.add_parser("mitigate", help=HELP, description=HELP + " (SPEC §10). Writes mitigation.json, "
+                       "mitigation.txt, checks.csv, pairs_without.jsonl and pairs_with.jsonl into --out; the "
+                       "responses of both runs are cached in DIR/cache.sqlite.")
+    p.add_argument("pairs", metavar="PAIRS", help="a PairSet file (e.g. made by `ipcausal build`)")
+    p.add_argument("--mitigation", required=True, choices=KINDS,
+                   help="markers: British markers to American; dialect: recorded AAE/ESL edits undone; "
+                        "strip: belief prefix and [background] tags removed; instruct: a system instruction")
+    p.add_argument("--instruction", help="the system instruction of --mitigation instruct (default: the built-in one)")
+    p.add_argument("--scorer", required=True, choices=[s for s in SCORERS if s not in SIMILARITY_SCORERS],
+                   help="an interval scorer of `ipcausal score`")
+    add_backend(p, default="local")
+    add_backend(p, prefix="judge-", what="LLM judge of the essay scorer")
+    p.add_argument("--max-tokens", type=positive_int, default=256, help="generation limit (default 256)")
+    p.add_argument("--margin", type=positive_float, metavar="EPS",
+                   help="equivalence margin: 'removed' only when the effect with the mitigation is shown within ±EPS")
+    p.add_argument("--alpha", type=unit_level, default=0.05, help="level (default 0.05)")
+    p.add_argument("--cluster", metavar="COLUMN", help="flip whole clusters (e.g. prompt_id, question_id)")
+    add_seed(p)
+    add_out(p, "output folder")
+    add_progress(p)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from ipcausal.backends.base import GenerationConfig
+    from ipcausal.cli import CliError
+    from ipcausal.pairs import PairSet
+    from ipcausal.study.mitigation import Mitigation, evaluate_mitigation
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out: {out} is a file; give a folder")
+    if not Path(args.pairs).is_file():
+        raise CliError(f"PAIRS: {args.pairs} is not a file")
+    if args.instruction is not None and args.mitigation != "instruct":
+        raise CliError("--instruction is an option of --mitigation instruct")
+    pairs = PairSet.read(args.pairs)
+    mitigation = Mitigation(args.mitigation, instruction=args.instruction)
+    judge = make_backend(args, prefix="judge-")
+    backend = make_backend(args)
+    out.mkdir(parents=True, exist_ok=True)
+    res = evaluate_mitigation(
+        pairs, backend, mitigation, scorer=args.scorer, scoring={"backend": judge} if judge is not None else None,
+        margin=args.margin, cache=out / "cache.sqlite", alpha=args.alpha, cluster=args.cluster, rng=args.seed,
+        run_options={"config": GenerationConfig(max_tokens=args.max_tokens, seed=args.seed),
+                     "progress": not args.no_progress})
+    (out / "mitigation.json").write_text(json.dumps(res.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    (out / "mitigation.txt").write_text(str(res) + "\n", encoding="utf-8")
+    res.checks.to_csv(out / "checks.csv", index=False)
+    res.pairs_without.write(out / "pairs_without.jsonl")
+    res.pairs_with.write(out / "pairs_with.jsonl")
+    print(res)
+    print(f"written: {out}/mitigation.json, mitigation.txt, checks.csv, pairs_without.jsonl, pairs_with.jsonl")
+    return 0

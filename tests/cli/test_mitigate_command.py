@@ -1,0 +1,47 @@
+"""``ipcausal mitigate``: the command writes its files and reports per background pair."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ipcausal
+from ipcausal.cli import main
+from ipcausal.commands import mitigate as cmd
+from ipcausal.testing import SimulatedModel
+
+
+@pytest.fixture()
+def pair_file(tmp_path):
+    sim = SimulatedModel(effect=1.0, seed=3)
+    df = sim.study(n=12, rng=0).to_frame()[["pair_id", "background_i", "background_j", "x_i", "x_j"]]
+    path = tmp_path / "pairs.jsonl"
+    ipcausal.PairSet.from_frame(df).write(path)
+    return sim, path
+
+
+def test_mitigate_writes_the_result(pair_file, tmp_path, monkeypatch, capsys):
+    sim, path = pair_file
+    monkeypatch.setattr(cmd, "make_backend", lambda args, prefix="": None if prefix else sim)
+    out = tmp_path / "out"
+    rc = main(["mitigate", str(path), "--mitigation", "markers", "--scorer", "essay", "--margin", "0.5",
+               "-o", str(out), "--no-progress"])
+    assert rc == 0
+    d = json.loads((out / "mitigation.json").read_text())
+    assert d["mitigation"] == "markers" and d["n_pairs"] == 12 and len(d["groups"]) == 1
+    assert (out / "checks.csv").read_text().startswith("pair_id,")
+    assert len(ipcausal.PairSet.read(out / "pairs_with.jsonl")) == d["n_compared"]
+    assert (out / "cache.sqlite").exists()
+    assert "Mitigation 'markers'" in capsys.readouterr().out
+
+
+def test_mitigate_errors(pair_file, tmp_path, capsys):
+    _, path = pair_file
+    assert main(["mitigate", str(tmp_path / "none.jsonl"), "--mitigation", "strip", "--scorer", "mcq",
+                 "-o", str(tmp_path / "o")]) == 2
+    assert "PAIRS:" in capsys.readouterr().err
+    assert main(["mitigate", str(path), "--mitigation", "strip", "--scorer", "mcq", "--instruction", "Be fair.",
+                 "-o", str(tmp_path / "o")]) == 2
+    assert "--instruction is an option of --mitigation instruct" in capsys.readouterr().err
+    assert main(["mitigate", str(path), "--mitigation", "hide", "--scorer", "mcq", "-o", str(tmp_path / "o")]) == 2
