@@ -212,7 +212,7 @@ class MitigationGroup:
     change_reject: bool
     margin: float | None
     equivalence: str | None
-    equivalence_pvalue: float
+    equivalence_pvalue: float | None
     removed: bool
 
     def to_dict(self) -> dict[str, Any]:
@@ -405,13 +405,14 @@ def evaluate_mitigation(
     groups = []
     for c in rc.groups:
         g0, g1 = by0[c.group], by1[c.group]
+        eq = g1.equivalence  # EquivalenceInfo, or None without a margin
         groups.append(MitigationGroup(
             group=c.group, background_a=c.background_a, background_b=c.background_b, n=c.n,
             effect_without=g0.effect, pvalue_without=g0.pvalue_adjusted, reject_without=g0.reject,
             effect_with=g1.effect, pvalue_with=g1.pvalue_adjusted, reject_with=g1.reject,
             change=c.effect, change_ci_low=c.ci_low, change_ci_high=c.ci_high, change_pvalue=c.pvalue_adjusted,
-            change_reject=c.reject, margin=margin, equivalence=g1.equivalence,
-            equivalence_pvalue=g1.equivalence_pvalue, removed=g1.equivalence == "equivalent"))
+            change_reject=c.reject, margin=margin, equivalence=eq.verdict if eq else None,
+            equivalence_pvalue=eq.pvalue if eq else None, removed=eq is not None and eq.verdict == "equivalent"))
     return MitigationResult(
         mitigation=m.name, groups=tuple(groups), n_pairs=len(pairs), n_failed_check=int((~checks["trusted"]).sum()),
         n_not_undone=int((checks["not_undone"] != "").sum()), n_compared=len(common), checks=checks,
