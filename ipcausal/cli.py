@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "test",
     "report",
     "case",
+    "cases",
     "audit",
     "demo",
     "reproduce",

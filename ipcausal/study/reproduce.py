@@ -36,7 +36,7 @@ import pandas as pd
 
 from ipcausal._jsonl import iter_objects
 from ipcausal.pairs import PairSet
-from ipcausal.study.cases import CASES
+from ipcausal.study.defaults import CASES
 
 __all__ = ["Reproduction", "reproduce", "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
            "SUBJECTIVE_FILES"]
