@@ -107,9 +107,10 @@ def main(args: argparse.Namespace) -> int:
                   seed=args.seed, progress=not args.no_progress)
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential
+        from ipcausal.study.options import AuditSettings
 
-        res = run_case_sequential(case, backend, alpha=args.alpha, margin=args.margin,
-                                  max_pairs=args.max_pairs, **common)
+        res = run_case_sequential(case, backend, settings=AuditSettings(alpha=args.alpha, margin=args.margin,
+                                                                        max_pairs=args.max_pairs), **common)
     else:
         res = run_case(case, backend, samples=args.samples, **common)
     from ipcausal.commands.demo import print_case

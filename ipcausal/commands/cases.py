@@ -12,7 +12,7 @@ HELP = "list the registered cases (built-in and plugins): name, backgrounds, out
 def register(sub: Any) -> None:
     p = sub.add_parser("cases", help=HELP, description=HELP + ". A distribution adds a case under the "
                        "entry-point group `ipcausal.cases` (see docs/cases.md); run one with `ipcausal case NAME`.")
-    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
     p.set_defaults(func=main)
 
 
@@ -37,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
         problems = plugin_problems()
     for message in problems:
         print(f"warning: {message}", file=sys.stderr)
-    if args.json:
+    if args.format == "json":
         sys.stdout.write(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
         return 0
     cols = ("name", "backgrounds", "outcome", "stance", "origin")

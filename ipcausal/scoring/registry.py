@@ -170,8 +170,10 @@ def _bound(entry: Scorer, opts: dict[str, Any]) -> float | None:
     """The bound of ``entry`` made with ``opts`` (see :func:`get_scorer`)."""
     value = opts.get("bound")
     if value is not None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
             raise ValueError(f"`bound` must be a finite number > 0, got {value!r}")
+        if value <= 0:
+            raise ValueError(f"`bound` must be > 0, got {value!r}")
         return float(value)
     if entry.name == "essay" and opts.get("rater") is not None and not isinstance(opts["rater"], OfflineEssayRater):
         return None  # a custom rater: no known range

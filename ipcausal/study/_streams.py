@@ -91,7 +91,7 @@ def _orient(bi: np.ndarray, bj: np.ndarray, idx: np.ndarray, order: tuple[str, .
     return min(counts, key=lambda o: (-counts[o], o))
 
 
-def plan(ps: PairSet, opts: dict[str, Any], gen: np.random.Generator) -> Plan:
+def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
     """Groups, units and the seeded order of the units (a permutation drawn from ``gen``)."""
     df = ps.to_frame().reset_index(drop=True)
     bi = df["background_i"].astype(str).to_numpy(object)
@@ -101,16 +101,16 @@ def plan(ps: PairSet, opts: dict[str, Any], gen: np.random.Generator) -> Plan:
         if x == y:
             raise ValueError(f"`pairs`: row {r} has the same background on both sides ({x!r})")
         keys.setdefault(frozenset((x, y)), []).append(r)
-    cluster = opts["cluster"]
+    cluster = opts.cluster
     labels = df[cluster].astype(str).to_numpy(object) if cluster is not None else None
     streams: list[Stream] = []
     units: list[np.ndarray] = []
     unit_stream: list[int] = []
     sign = np.ones(len(df))
-    interval = opts["outcome"] == "interval"
+    interval = opts.outcome == "interval"
     for key in sorted(keys, key=lambda k: sorted(k)):
         idx = np.asarray(keys[key])
-        a, b = _orient(bi, bj, idx, opts["order"], opts["alternative"] != "two-sided")
+        a, b = _orient(bi, bj, idx, opts.order, opts.alternative != "two-sided")
         if interval:
             sign[idx] = np.where(bi[idx] == a, 1.0, -1.0)
         if labels is None:
@@ -122,17 +122,17 @@ def plan(ps: PairSet, opts: dict[str, Any], gen: np.random.Generator) -> Plan:
             group_units = [np.asarray(v) for v in by.values()]
         biggest = max(u.size for u in group_units)
         if interval:
-            state = sequential_state(bound=opts["bound"] * biggest, alpha=opts["alpha"],
-                                     alternative=opts["alternative"], method=opts["method"])
+            state = sequential_state(bound=opts.bound * biggest, alpha=opts.alpha,
+                                     alternative=opts.alternative, method=opts.method)
         else:
-            state = sequential_sign_state(m0=opts["m0"], alpha=opts["alpha"], alternative=opts["alternative"],
-                                          method=opts["method"])
+            state = sequential_sign_state(m0=opts.m0, alpha=opts.alpha, alternative=opts.alternative,
+                                          method=opts.method)
         s = len(streams)
         streams.append(Stream(a, b, state, int(idx.size), len(group_units), len(group_units)))
         units.extend(group_units)
         unit_stream.extend([s] * len(group_units))
     order = gen.permutation(len(units))
-    return Plan(df, units, np.asarray(unit_stream), order, sign, streams, opts["outcome"], labels is not None)
+    return Plan(df, units, np.asarray(unit_stream), order, sign, streams, opts.outcome, labels is not None)
 
 
 def next_batch(p: Plan, batch_size: int, max_pairs: int | None) -> np.ndarray | None:
@@ -218,13 +218,13 @@ def _e(state: SequentialState) -> float:
         return math.inf
 
 
-def decide(p: Plan, opts: dict[str, Any]) -> None:
+def decide(p: Plan, opts: Any) -> None:
     """Combine the e-values across the groups (e-Holm / e-Bonferroni) and mark the decided groups."""
     e = np.array([min(_E_CAP, _e(s.state)) for s in p.streams])
-    alpha = opts["alpha"]
-    if opts["correction"] == "e-holm":
+    alpha = opts.alpha
+    if opts.correction == "e-holm":
         adjusted = np.asarray(e_holm(e, alpha=alpha).e_adjusted)
-    elif opts["correction"] == "e-bonferroni":
+    elif opts.correction == "e-bonferroni":
         adjusted = np.asarray(e_bonferroni(e, alpha=alpha).e_adjusted)
     else:
         adjusted = e
@@ -233,10 +233,10 @@ def decide(p: Plan, opts: dict[str, Any]) -> None:
         s.max_adjusted = max(s.max_adjusted, float(adj))
         if s.reason is not None:
             continue
-        crossed = s.state.reject if opts["correction"] == "none" else adj >= 1.0 / alpha
+        crossed = s.state.reject if opts.correction == "none" else adj >= 1.0 / alpha
         if crossed:
             s.reason = "rejected"
-        elif opts["margin"] is not None and s.state.n > 0 and s.state.equivalent(opts["margin"]):
+        elif opts.margin is not None and s.state.n > 0 and s.state.equivalent(opts.margin):
             s.reason = "equivalent"
 
 
@@ -247,10 +247,10 @@ def _thin(n: list[int], e: list[float]) -> tuple[tuple[int, ...], tuple[float, .
     return tuple(int(x) for x in n), tuple(float(x) for x in e)
 
 
-def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int], seed: int | None) -> Report:
+def assemble(p: Plan, opts: Any, *, model: str, counts: dict[str, int], seed: int | None) -> Report:
     """The Report of the audit: one :class:`GroupResult` per group, ``audit`` with the counts."""
     groups = []
-    alpha, interval = opts["alpha"], p.outcome == "interval"
+    alpha, interval = opts.alpha, p.outcome == "interval"
     for s in p.streams:
         if s.reason is None:
             s.reason = "exhausted" if s.remaining == 0 else "max_pairs"
@@ -265,10 +265,10 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
             statistic = s.total / s.units_used if s.units_used else math.nan
         else:  # the share of untied similarities below m0 (1/2 under H0), which the CS covers
             v = np.asarray(s.values, dtype=np.float64)
-            untied = v[v != opts["m0"]]
-            statistic = effect = float(np.mean(untied < opts["m0"])) if untied.size else math.nan
+            untied = v[v != opts.m0]
+            statistic = effect = float(np.mean(untied < opts.m0)) if untied.size else math.nan
             lo, hi = st.ci_low, st.ci_high
-        if opts["correction"] == "none":
+        if opts.correction == "none":
             p_adj = st.pvalue
         else:
             p_adj = min(1.0, 1.0 / s.max_adjusted) if s.max_adjusted > 0 else 1.0
@@ -289,17 +289,17 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
     stopped = ("decided" if all(g.stop_reason in ("rejected", "equivalent") for g in groups)
                else "max_pairs" if p.capped else "exhausted")
     info: dict[str, Any] = {k: v for k, v in counts.items() if k != "requests_new"}  # a property of the run
-    info.update({"stopped": stopped, "batch_size": opts["batch_size"], "max_pairs": opts["max_pairs"],
-                 "margin": opts["margin"], "bound": opts["bound"], "bet": opts["method"],
-                 "alternative": opts["alternative"], "threshold": 1.0 / alpha,
-                 "threshold_all": (m / alpha) if opts["correction"] != "none" else 1.0 / alpha, "groups": m,
-                 "seed": seed, "cluster": opts["cluster"]})
+    info.update({"stopped": stopped, "batch_size": opts.batch_size, "max_pairs": opts.max_pairs,
+                 "margin": opts.margin, "bound": opts.bound, "bet": opts.method,
+                 "alternative": opts.alternative, "threshold": 1.0 / alpha,
+                 "threshold_all": (m / alpha) if opts.correction != "none" else 1.0 / alpha, "groups": m,
+                 "seed": seed, "cluster": opts.cluster})
     if interval:
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
-        direction = (f"effect = share of the similarities below {opts['m0']:g} (ties dropped; 1/2 under H0), "
+        direction = (f"effect = share of the similarities below {opts.m0:g} (ties dropped; 1/2 under H0), "
                      "with its confidence sequence")
     h0 = groups[0].detail.null_hypothesis if groups else ""
-    return Report(groups=tuple(groups), outcome=p.outcome, alpha=alpha, correction=opts["correction"],
-                  method="sequential", m0=opts["m0"] if not interval else None, paper_compat=False,
+    return Report(groups=tuple(groups), outcome=p.outcome, alpha=alpha, correction=opts.correction,
+                  method="sequential", m0=opts.m0 if not interval else None, paper_compat=False,
                   null_hypothesis=h0, direction=direction, audit=info)

@@ -306,39 +306,56 @@ def _distribution_report(pairs: PairSet, scorer: Any, seed: int) -> Any:
 def run_case_sequential(case: Any, backend: Any, *, pairs: PairSet | str | os.PathLike[str] | None = None,
                         out: str | os.PathLike[str] | None = None, scorer: Any = None, limit: int | None = None,
                         config: Any = None, unparseable: str = "exclude", seed: int = 0, progress: bool = True,
-                        **audit_options: Any) -> CaseResult:
+                        settings: Any = None) -> CaseResult:
     """:func:`run_case` as an anytime-valid audit (:func:`ipcausal.audit`): stop once every pair is decided.
 
     Same pairs, scorer and output files as :func:`run_case` (``responses.jsonl`` then holds only the
     pairs sent); ``seed`` also fixes the order of the pairs, so a rerun with the same ``out``
-    resumes from ``out/cache.sqlite``.  ``audit_options`` (``alpha``, ``margin``, ``max_pairs``,
-    ``batch_size``, ``correction``, ``bound`` …) go to :func:`ipcausal.study.audit.run_audit`.
+    resumes from ``out/cache.sqlite``.  ``settings`` (an :class:`~ipcausal.study.options.AuditSettings`:
+    ``alpha``, ``margin``, ``max_pairs``, ``batch_size``, ``correction`` …) go to the audit; its
+    ``cluster`` is the case's natural cluster when none is set.
+
+    Examples
+    --------
+    >>> from ipcausal.study.options import AuditSettings
+    >>> from ipcausal.testing import SimulatedModel
+    >>> sim = SimulatedModel(effect=0.5, seed=1, backgrounds=("true_belief", "false_belief"))
+    >>> res = run_case_sequential("echo", sim, limit=8, unparseable="zero", progress=False,
+    ...                           settings=AuditSettings(batch_size=4))
+    >>> res.title, res.counts["pairs_available"]
+    ('Echo chamber: the user states a true vs a false belief (sequential audit)', 8)
     """
+    from dataclasses import replace
+
     from ipcausal.backends.base import GenerationConfig
     from ipcausal.cases.registry import get_case
     from ipcausal.scoring import get_scorer
-    from ipcausal.study.audit import run_audit
+    from ipcausal.study.audit import audit
+    from ipcausal.study.options import AuditSettings, RunOptions
 
     case = get_case(case)
     ps, source, src = _case_pairs(case, pairs, limit, seed)
     if config is None:
         config = GenerationConfig(max_tokens=src.max_tokens, seed=seed)
     made = get_scorer(scorer) if scorer is not None else case.scorer_for(given=pairs is not None)
+    settings = AuditSettings() if settings is None else settings
+    if not isinstance(settings, AuditSettings):
+        raise TypeError(f"`settings` must be an AuditSettings, got {type(settings).__name__}")
+    if settings.cluster is None:
+        settings = replace(settings, cluster=_cluster_column(ps))
     outdir = Path(out) if out is not None else None
     if outdir is not None:
         outdir.mkdir(parents=True, exist_ok=True)
-    cluster = _cluster_column(ps)
     t0 = time.perf_counter()
-    res = run_audit(ps, backend=backend, scorer=made.name, rng=seed, cache=outdir / "cache.sqlite" if outdir else None,
-                    config=config, cluster=cluster, unparseable=unparseable, judge_backend=made.options.get("backend"),
-                    rater=made.options.get("rater"), embedder=made.options.get("embedder"), progress=progress,
-                    **audit_options)
+    res = audit(ps, backend=backend, scorer=made, settings=settings, rng=seed, unparseable=unparseable,
+                options=RunOptions(config=config, cache=outdir / "cache.sqlite" if outdir else None),
+                progress=progress)
     counts = dict(res.counts)
     counts.update({"completed": res.summary.completed, "from cache": res.summary.from_cache,
                    "failed": res.summary.failed})
-    settings = {"model": str(getattr(backend, "model", "?")), "backend": str(getattr(backend, "kind", "?")),
-                "generation": config.to_dict(), "pairs from": source, "scorer": made.name, "seed": seed,
-                "sequential": True, "run seconds": round(time.perf_counter() - t0, 1)}
+    run_settings = {"model": str(getattr(backend, "model", "?")), "backend": str(getattr(backend, "kind", "?")),
+                    "generation": config.to_dict(), "pairs from": source, "scorer": made.name, "seed": seed,
+                    "sequential": True, "run seconds": round(time.perf_counter() - t0, 1)}
     title = case.title + " (sequential audit)"
     scored = res.scored if res.scored is not None else res.responses
     files: dict[str, str] = {}
@@ -346,8 +363,8 @@ def run_case_sequential(case: Any, backend: Any, *, pairs: PairSet | str | os.Pa
         files["responses"] = str(res.responses.write(outdir / "responses.jsonl"))
         files["pairs"] = str(scored.write(outdir / "pairs.jsonl"))
         files["report.json"] = str(res.report.write(outdir / "report.json", title=title, counts=counts,
-                                                    settings=settings))
-    return CaseResult(case.name, title, scored, res.report, counts, settings, files, res.summary.complete)
+                                                    settings=run_settings))
+    return CaseResult(case.name, title, scored, res.report, counts, run_settings, files, res.summary.complete)
 
 
 def _earlier_run_seconds(outdir: Path | None) -> float | None:
