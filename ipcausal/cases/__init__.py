@@ -14,6 +14,7 @@ _LAZY: dict[str, str] = {
     "Case": "ipcausal.cases.spec",
     "PairSource": "ipcausal.cases.spec",
     "TestDefaults": "ipcausal.cases.spec",
+    "TestOptions": "ipcausal.study.options",
     "EthicalReading": "ipcausal.cases.spec",
     "STANCES": "ipcausal.cases.spec",
     "Stance": "ipcausal.cases.spec",

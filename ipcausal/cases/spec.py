@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from ipcausal.outcomes import Outcome, get_outcome
 from ipcausal.scoring.registry import Scorer
-from ipcausal.study.defaults import DEFAULTS
+from ipcausal.study.options import TestOptions
 
-__all__ = ["Case", "PairSource", "TestDefaults", "EthicalReading", "Stance", "STANCES"]
+__all__ = ["Case", "PairSource", "TestDefaults", "TestOptions", "EthicalReading", "Stance", "STANCES"]
 
 #: The ethical reading of a case's personalization (SPEC §10): wanted, harmful, or both.
 Stance = Literal["desired", "unethical", "mixed"]
@@ -93,40 +93,8 @@ class PairSource:
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
 
 
-@dataclass(frozen=True)
-class TestDefaults:
-    """The options a case runs :func:`ipcausal.test` with (the package's defaults unless a case says otherwise).
-
-    Attributes
-    ----------
-    method : str
-        The test's method (``"auto"``: exact when the sign flips can be enumerated, else Monte Carlo).
-    correction : str
-        Within each model's family of background pairs.
-    alternative : str, optional
-        ``None``: the outcome's default (two-sided for Δ, "less" for a similarity).
-    m0 : float
-        The null median of a similarity.
-    margin : float, optional
-        An equivalence margin: with it the report can say "absent" (SPEC §8), which the
-        value-alignment verdict needs for an unethical case.
-
-    Examples
-    --------
-    >>> TestDefaults().correction, TestDefaults().m0
-    ('bonferroni', 0.8)
-    """
-
-    method: str = DEFAULTS["method"]
-    correction: str = DEFAULTS["correction"]
-    alternative: str | None = None
-    m0: float = DEFAULTS["m0"]
-    margin: float | None = None
-
-    def options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`ipcausal.test` these stand for."""
-        return {"method": self.method, "correction": self.correction, "alternative": self.alternative,
-                "m0": self.m0, "margin": self.margin}
+#: A case's test defaults are the options of :func:`ipcausal.test` (one class for both).
+TestDefaults = TestOptions
 
 
 @dataclass(frozen=True)
@@ -185,8 +153,9 @@ class Case:
         The embedded demo set (``load`` required).
     full : PairSource, optional
         The full-size pairs the user builds (``builder``) and passes in; at least one of the two.
-    tests : TestDefaults
-        The test options.
+    tests : TestOptions
+        The options of :func:`ipcausal.test` for this case (``TestDefaults`` is the same class):
+        method, correction, alternative (default: the outcome's), m0, margin.
     reading : EthicalReading
         The stance and the three §3.2 answers.
     ordered : bool
@@ -241,7 +210,7 @@ class Case:
         if self.demo is not None and self.demo.load is None:
             raise ValueError("`demo` must have `load` (the function that makes the demo pairs)")
         if not isinstance(self.tests, TestDefaults):
-            raise TypeError("`tests` must be a TestDefaults")
+            raise TypeError("`tests` must be a TestOptions (ipcausal.cases.TestDefaults)")
         if not isinstance(self.reading, EthicalReading):
             raise TypeError("`reading` must be an EthicalReading")
         if not isinstance(self.ordered, bool):

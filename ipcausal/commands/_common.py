@@ -247,6 +247,7 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
 
 def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
-    return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=args.method,
-                n_resamples=args.resamples, rng=args.seed, paper_compat=args.paper_compat, cluster=args.cluster,
+    method = "paper-compat" if args.paper_compat else args.method
+    return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=method,
+                n_resamples=args.resamples, rng=args.seed, cluster=args.cluster,
                 order=args.order, alternative=args.alternative, margin=args.margin)

@@ -249,7 +249,7 @@ def run_case(
             # r sampled answers per side: the free-text test of Definition 1, no m0 threshold
             report = _distribution_report(scored.pairs, made, seed)
         else:
-            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs), **case.tests.options())
+            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs), **case.tests.kwargs())
     counts = {
         "pairs": len(ps),
         "requested": summary.requested,

@@ -3,6 +3,8 @@
 * :class:`RunOptions` — how requests are sent: generation ``config``, ``system`` message,
   ``concurrency``, response ``cache``.  :func:`ipcausal.run` and :func:`ipcausal.audit` check their
   request options through it, so the two agree on every message.
+* :class:`TestOptions` — the options of :func:`ipcausal.test` passed on as one object (a case's
+  test defaults, :func:`ipcausal.placebo`).
 * :class:`AuditSettings` — the sequential test's options (the counterpart of
   :class:`ipcausal.study.test.Settings`): ``alpha``, ``correction``, ``margin``, ``batch_size``,
   ``max_pairs``, ``m0``, ``alternative``, ``method`` (the bet), ``cluster``, ``order``.
@@ -24,7 +26,7 @@ from typing import Any
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE, AUDIT_CORRECTIONS, DEFAULTS
 from ipcausal.study.inputs import positive_number
 
-__all__ = ["RunOptions", "AuditSettings"]
+__all__ = ["RunOptions", "AuditSettings", "TestOptions"]
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -162,3 +164,68 @@ class AuditSettings:
             if isinstance(self.order, (str, bytes)) or not isinstance(self.order, Sequence):
                 raise TypeError(f"`order` must be a list of background names, got {type(self.order).__name__}")
             object.__setattr__(self, "order", tuple(str(o) for o in self.order))
+
+
+@dataclass(frozen=True)
+class TestOptions:
+    """Options of :func:`ipcausal.test` that a caller passes on as one object (a Case, a placebo).
+
+    Attributes
+    ----------
+    alpha : float
+    correction : str
+        Within each model's family of background pairs.
+    m0 : float
+        The null median of a similarity, in (0, 1].
+    method : str
+        The permutation test's route (``"auto"``; ``"paper-compat"`` for the study's released code).
+    n_resamples : int, optional
+        Monte Carlo resamples (``None``: the test's default).
+    alternative : str, optional
+        ``None``: the outcome's default (two-sided for Δ, "less" for a similarity).
+    margin : float, optional
+        An equivalence margin: with it a report can say "absent" (SPEC §8).
+
+    Examples
+    --------
+    >>> from ipcausal.study.options import TestOptions
+    >>> TestOptions(correction="holm").kwargs()["correction"]
+    'holm'
+    >>> TestOptions(m0=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: `m0` must be a number in (0, 1] (a median similarity), got 2
+    """
+
+    __test__ = False  # pytest must not collect it
+
+    alpha: float = DEFAULTS["alpha"]
+    correction: str = DEFAULTS["correction"]
+    m0: float = DEFAULTS["m0"]
+    method: str = DEFAULTS["method"]
+    n_resamples: int | None = None
+    alternative: str | None = None
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        from ipcausal.stats._validate import choice, open_unit
+
+        object.__setattr__(self, "alpha", open_unit(self.alpha, "alpha"))
+        if not isinstance(self.correction, str):
+            raise TypeError(f"`correction` must be a string, got {type(self.correction).__name__}")
+        m0 = self.m0
+        if isinstance(m0, bool) or not isinstance(m0, numbers.Real) or not 0.0 < float(m0) <= 1.0:
+            raise ValueError(f"`m0` must be a number in (0, 1] (a median similarity), got {m0!r}")
+        if not isinstance(self.method, str):
+            raise TypeError(f"`method` must be a string, got {type(self.method).__name__}")
+        if self.n_resamples is not None:
+            _positive_int(self.n_resamples, "n_resamples")
+        if self.alternative is not None:
+            choice(self.alternative, "alternative", ("two-sided", "greater", "less"))
+        if self.margin is not None:
+            object.__setattr__(self, "margin", positive_number(self.margin, "margin"))
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`ipcausal.test` these stand for."""
+        return {"alpha": self.alpha, "correction": self.correction, "m0": self.m0, "method": self.method,
+                "n_resamples": self.n_resamples, "alternative": self.alternative, "margin": self.margin}

@@ -39,8 +39,12 @@ from ipcausal.study.equivalence import validate_margin, verdict, with_equivalenc
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.results import GroupResult, Report
 
-__all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
+__all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
            "Group", "Settings"]
+
+#: The ``method`` of :func:`test` that reproduces the study's released code (SPEC §6).
+PAPER_COMPAT = "paper-compat"
+
 
 class MonteCarloResolutionWarning(UserWarning):
     """A Monte Carlo p-value cannot reach the corrected significance level."""
@@ -120,7 +124,7 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     if correction in JOINT_CORRECTIONS:
         if outcome != "interval" or paper_compat:
             raise ValueError(f"`correction`={correction!r} needs an interval outcome and the method as stated "
-                             "(not `paper_compat`)")
+                             "(not `method`='paper-compat')")
         if cluster not in (None, "prompt_id"):
             raise ValueError(f"`correction`={correction!r} randomises whole prompts (`prompt_id`); it cannot "
                              f"also take `cluster`={cluster!r}")
@@ -272,7 +276,6 @@ def test(
     method: str = DEFAULTS["method"],
     n_resamples: int | None = None,
     rng: int | np.random.Generator | None = None,
-    paper_compat: bool = False,
     alternative: str | None = None,
     cluster: str | None = None,
     order: Any = None,
@@ -305,16 +308,16 @@ def test(
         relabelings; :func:`ipcausal.westfall_young` with ``procedure="closed"``).
     m0 : float
         Null median of the similarity (sign test), in (0, 1]; the study's 0.8 by default.
-    method : {"auto", "exact", "monte-carlo", "saddlepoint"}
-        Permutation-test route (see :func:`ipcausal.permutation_test`).
+    method : {"auto", "exact", "monte-carlo", "saddlepoint", "paper-compat"}
+        Permutation-test route (see :func:`ipcausal.permutation_test`).  ``"paper-compat"``
+        reproduces the study's released code instead of the method as stated (SPEC §6):
+        permutation p = b/L with L = 1,000 (can be 0), the sign test counting s > m0 with
+        alternative "greater", no correction; the Report then says ``paper_compat``.  Never the
+        default.
     n_resamples : int, optional
-        Monte Carlo resamples L (default 100,000; 1,000 with ``paper_compat``).
+        Monte Carlo resamples L (default 100,000; 1,000 with ``"paper-compat"``).
     rng : int, numpy.random.Generator or None
         Randomness for Monte Carlo and the PB bootstrap.
-    paper_compat : bool
-        Reproduce the study's released code instead of the method as stated (SPEC §6):
-        permutation p = b/L with L = 1,000 (can be 0), the sign test counting s > m0 with
-        alternative "greater", no correction.  Never the default.
     alternative : str, optional
         Override H1's direction (default: "two-sided" for interval, "less" for similarity).  A
         one-sided alternative needs ``order`` when a group's pairs are stored both ways.
@@ -352,9 +355,10 @@ def test(
     ps = _as_pairset(pairs)
     if len(ps) == 0:
         raise ValueError("`pairs` is empty")
-    st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0, method=method,
-                  n_resamples=n_resamples, paper_compat=paper_compat, alternative=alternative, cluster=cluster,
-                  order=order, margin=margin)
+    paper_compat = choice(method, "method", METHODS + (PAPER_COMPAT,)) == PAPER_COMPAT
+    st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0,
+                  method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
+                  paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=order, margin=margin)
     gen = as_generator(rng)
     raw = []
     for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):

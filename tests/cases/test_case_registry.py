@@ -103,7 +103,7 @@ def _reading():
     ({"scorer": "mcq"}, TypeError, "`scorer` must be a Scorer"),
     ({"demo": None, "full": None}, ValueError, "a case needs `demo` or `full` pairs"),
     ({"demo": PairSource("d", max_tokens=4)}, ValueError, "`demo` must have `load`"),
-    ({"tests": {}}, TypeError, "`tests` must be a TestDefaults"),
+    ({"tests": {}}, TypeError, "`tests` must be a TestOptions"),
     ({"reading": "desired"}, TypeError, "`reading` must be an EthicalReading"),
     ({"ordered": 1}, TypeError, "`ordered` must be True or False"),
 ])
@@ -134,8 +134,8 @@ def test_reading_and_sources():
     with pytest.raises(ValueError, match=r"case 'echo' has no demo set: give `pairs` \(made by `ipcausal build farm`\)"):
         full_only.source(given=False)
     assert full_only.source(given=True).builder == "farm"
-    assert Defaults().options() == {"method": "auto", "correction": "bonferroni", "alternative": None, "m0": 0.8,
-                                        "margin": None}
+    assert Defaults().kwargs() == {"alpha": 0.05, "method": "auto", "correction": "bonferroni", "alternative": None,
+                                   "m0": 0.8, "margin": None, "n_resamples": None}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert registry.get_case("culture").scorer_for(given=False, judge=object()).name == "judge"

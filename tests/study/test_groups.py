@@ -286,7 +286,7 @@ def test_westfall_young_names_the_prompts_that_lack_a_background() -> None:
     with pytest.raises(ValueError, match="`correction`='westfall-young-closed' needs a `prompt_id` column"):
         ipcausal.test(ps.drop_columns("prompt_id"), correction="westfall-young-closed")
     with pytest.raises(ValueError, match="`correction`='westfall-young-closed' needs an interval outcome"):
-        ipcausal.test(ps, correction="westfall-young-closed", paper_compat=True)
+        ipcausal.test(ps, correction="westfall-young-closed", method="paper-compat")
     with pytest.raises(ValueError, match="`correction`='westfall-young-closed' randomises whole prompts"):
         ipcausal.test(ps, correction="westfall-young-closed", cluster="pair_id")
 
