@@ -142,6 +142,7 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.scoring import get_scorer
     from ipcausal.study.audit import audit
     from ipcausal.study.options import AuditSettings, RunOptions
+    from ipcausal.study.record import RunRecord, write_outputs
 
     if (args.price_input is None) != (args.price_output is None):
         raise CliError("give both --price-input and --price-output to see the cost")
@@ -175,13 +176,16 @@ def main(args: argparse.Namespace) -> int:
             close = getattr(b, "close", None)
             if callable(close):
                 close()
-    res.responses.write(out / "responses.jsonl")
-    if res.scored is not None:
-        res.scored.write(out / "pairs.jsonl")
     settings = {"model": str(getattr(backend, "model", "?")), "backend": str(args.backend),
                 "generation": config.to_dict(), "scorer": args.scorer, "seed": args.seed}
     title = f"Audit of {Path(args.pairs).name}"
-    res.report.write(out / "report.json", title=title, counts=res.counts, settings=settings)
+    cost = None
+    if args.price_input is not None and args.price_output is not None:
+        from ipcausal.study.run import summarize
+
+        cost = summarize(res.responses, price_input=args.price_input, price_output=args.price_output).cost
+    write_outputs(out, res.report, RunRecord(title, res.counts, {}, settings, {}, cost), responses=res.responses,
+                  scored=res.scored)
     write_report(Section(title, res.report, res.counts, settings), out / "report.html", title="ipcausal audit")
     print(str(res.report))
     for line in summary_lines(res, price_input=args.price_input, price_output=args.price_output):

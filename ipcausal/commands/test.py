@@ -32,7 +32,10 @@ def main(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
         report = test(args.file, **test_kwargs(args))
     if args.out:
-        path = report.write(args.out)
+        from ipcausal.study.record import RunRecord, write_report_file
+
+        # the counts `ipcausal score` wrote beside the file (FILE's .meta.json) travel with the report
+        path = write_report_file(args.out, report, RunRecord.read(args.file))
         print(f"report written: {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")

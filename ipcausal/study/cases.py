@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.pairs import PairSet
+from ipcausal.study.record import RunRecord, dropped_by_reason, write_outputs
 
 __all__ = ["CaseResult", "prepare_case", "run_case", "run_case_sequential", "run_demo", "max_tokens_for"]
 
@@ -277,16 +278,12 @@ def run_case(
         settings.update(src.settings)
     files: dict[str, str] = {}
     if outdir is not None:
-        files["responses"] = str(answered.write(outdir / "responses.jsonl"))
-        files["pairs"] = str(scored.pairs.write(outdir / "pairs.jsonl"))
-        if len(scored.dropped):
-            p = outdir / "dropped.jsonl"
-            scored.dropped.to_json(p, orient="records", lines=True, force_ascii=False)
-            files["dropped"] = str(p)
-        files["report.json"] = str(report.write(outdir / "report.json", title=case.title, counts=counts,
-                                                settings=settings))
-        (outdir / "meta.json").write_text(json.dumps({"case": case.name, "title": case.title, "counts": counts,
-                                                      "settings": settings}, indent=2, default=str))
+        seconds = {"run": settings["run seconds"]}
+        if "rerun seconds (from cache)" in settings:
+            seconds["rerun (from cache)"] = settings["rerun seconds (from cache)"]
+        record = RunRecord(case.title, counts, dropped_by_reason(scored), settings, seconds, summary.cost)
+        files = write_outputs(outdir, report, record, responses=answered, scored=scored.pairs, dropped=scored.dropped,
+                              meta={"case": case.name, "title": case.title, "counts": counts, "settings": settings})
     return CaseResult(case.name, case.title, scored.pairs, report, counts, settings, files,
                       complete=summary.failed == 0)
 
@@ -360,10 +357,8 @@ def run_case_sequential(case: Any, backend: Any, *, pairs: PairSet | str | os.Pa
     scored = res.scored if res.scored is not None else res.responses
     files: dict[str, str] = {}
     if outdir is not None:
-        files["responses"] = str(res.responses.write(outdir / "responses.jsonl"))
-        files["pairs"] = str(scored.write(outdir / "pairs.jsonl"))
-        files["report.json"] = str(res.report.write(outdir / "report.json", title=title, counts=counts,
-                                                    settings=run_settings))
+        record = RunRecord(title, counts, {}, run_settings, {"run": run_settings["run seconds"]}, res.summary.cost)
+        files = write_outputs(outdir, res.report, record, responses=res.responses, scored=scored)
     return CaseResult(case.name, title, scored, res.report, counts, run_settings, files, res.summary.complete)
 
 
