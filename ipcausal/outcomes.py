@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Outcome", "OutcomeKind", "OUTCOME_KINDS", "INTERVAL", "SIMILARITY", "get_outcome"]
+__all__ = ["Outcome", "OutcomeKind", "OUTCOME_KINDS", "INTERVAL", "SIMILARITY", "AUTO", "get_outcome", "directed",
+           "resolve_outcome"]
 
 #: The outcome kinds a scorer can make (``Literal`` at the edges of the API).
 OutcomeKind = Literal["interval", "similarity"]
@@ -87,3 +88,46 @@ def get_outcome(name: object) -> Outcome:
     if not isinstance(name, str) or name not in _BY_NAME:
         raise ValueError(f"`outcome` must be one of {', '.join(map(repr, OUTCOME_KINDS))}, got {name!r}")
     return _BY_NAME[name]
+
+
+def directed(outcome: object) -> bool:
+    """Whether ``outcome``'s pair value has a direction: an interval Δ (True) or a similarity (False).
+
+    The one place the package tells the two kinds apart by name; everything else asks an
+    :class:`Outcome` (its columns, test, default alternative) or this.
+
+    Examples
+    --------
+    >>> directed("interval"), directed("similarity")
+    (True, False)
+    """
+    return get_outcome(outcome).directed
+
+
+#: ``outcome="auto"``: the kind the pairs' columns hold.
+AUTO = "auto"
+
+
+def resolve_outcome(requested: str, available: str | None) -> str:
+    """The outcome to test: ``requested``, or with ``"auto"`` the one the pairs hold (``available``:
+    ``"interval"``, ``"similarity"``, ``"both"`` or ``None``, as :attr:`ipcausal.PairSet.outcome` says).
+
+    Examples
+    --------
+    >>> resolve_outcome("auto", "similarity")
+    'similarity'
+    >>> resolve_outcome("auto", "both")
+    Traceback (most recent call last):
+    ...
+    ValueError: `pairs` has both scores and similarity: choose `outcome`='interval' or 'similarity'
+    """
+    if requested != AUTO:
+        return get_outcome(requested).name
+    if available is None:
+        raise ValueError(
+            "`pairs` has no outcome: add `score_i`/`score_j` (interval) or `similarity` columns "
+            "(`ipcausal score` does this)"
+        )
+    if available == "both":
+        raise ValueError("`pairs` has both scores and similarity: choose `outcome`='interval' or 'similarity'")
+    return get_outcome(available).name

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, check_policy
 from ipcausal.scoring.registry import SCORERS, SIMILARITY_SCORERS, Scorer, check_scorer, get_scorer  # noqa: F401
@@ -84,7 +85,7 @@ def _score_samples(df: pd.DataFrame, entry: Scorer, policy: str, opts: dict[str,
     """
     si, sj = _sample_lists(df, "i"), _sample_lists(df, "j")
     n = len(df)
-    if entry.outcome == "interval":
+    if directed(entry.outcome):
         for side, lists in (("i", si), ("j", sj)):
             rows = [r for r in range(n) for _ in lists[r]]
             texts = [t for r in range(n) for t in lists[r]]
@@ -201,7 +202,7 @@ def score_pairs(
     df = df.drop(columns=[c for c in ("score_i", "score_j", "similarity") if c in df.columns])
     yi, yj = df["y_i"].tolist(), df["y_j"].tolist()
     n = len(df)
-    similarity = entry.outcome == "similarity"
+    similarity = not directed(entry.outcome)
     got = entry.fn(df, yi, yj, opts)
     desc = got.desc
     extra = got.extra or {}

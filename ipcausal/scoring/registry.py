@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
@@ -364,4 +365,4 @@ for _s in (
 
 #: The registered scorers' names, and those that give a similarity outcome.
 SCORERS: tuple[str, ...] = tuple(REGISTRY)
-SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if v.outcome == "similarity")
+SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if not directed(v.outcome))

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.betting import SequentialState, sequential_sign_state, sequential_state, sequential_update
 from ipcausal.stats.eholm import e_bonferroni, e_holm
@@ -107,7 +108,7 @@ def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
     units: list[np.ndarray] = []
     unit_stream: list[int] = []
     sign = np.ones(len(df))
-    interval = opts.outcome == "interval"
+    interval = directed(opts.outcome)
     for key in sorted(keys, key=lambda k: sorted(k)):
         idx = np.asarray(keys[key])
         a, b = _orient(bi, bj, idx, opts.order, opts.alternative != "two-sided")
@@ -170,9 +171,9 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
     if scored is not None:
         sdf = scored.to_frame()
         ids = sdf["pair_id"].astype(str).tolist()
-        if p.outcome == "interval" and "scores_i" in sdf.columns and "scores_j" in sdf.columns:
+        if directed(p.outcome) and "scores_i" in sdf.columns and "scores_j" in sdf.columns:
             vals = [_sample_delta(a, b) for a, b in zip(sdf["scores_i"], sdf["scores_j"])]  # repeated samples
-        elif p.outcome == "interval":
+        elif directed(p.outcome):
             vals = (sdf["score_j"].to_numpy(np.float64) - sdf["score_i"].to_numpy(np.float64)).tolist()
         else:
             vals = sdf["similarity"].to_numpy(np.float64).tolist()
@@ -180,12 +181,12 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
     pid = p.frame["pair_id"].astype(str).to_numpy(object)
     per: dict[int, list[float]] = {}
     for u in p.batch_units:
-        got = [value[pid[q]] * (p.sign[q] if p.outcome == "interval" else 1.0) for q in p.units[u] if pid[q] in value]
+        got = [value[pid[q]] * (p.sign[q] if directed(p.outcome) else 1.0) for q in p.units[u] if pid[q] in value]
         if not got:
             continue
         s = p.unit_stream[u]
         stream = p.streams[s]
-        v = float(np.sum(got)) if p.outcome == "interval" else float(np.mean(got))
+        v = float(np.sum(got)) if directed(p.outcome) else float(np.mean(got))
         per.setdefault(int(s), []).append(v)
         stream.used += len(got)
         stream.units_used += 1
@@ -195,7 +196,7 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
         try:
             stream.state = sequential_update(stream.state, vals, name="bound")
         except ValueError as exc:
-            if p.outcome == "interval":
+            if directed(p.outcome):
                 raise ValueError(f"`bound` is too small for the scores: {exc}; give the largest possible "
                                  "|score_j − score_i|") from None
             raise
@@ -250,7 +251,7 @@ def _thin(n: list[int], e: list[float]) -> tuple[tuple[int, ...], tuple[float, .
 def assemble(p: Plan, opts: Any, *, model: str, counts: dict[str, int], seed: int | None) -> Report:
     """The Report of the audit: one :class:`GroupResult` per group, ``audit`` with the counts."""
     groups = []
-    alpha, interval = opts.alpha, p.outcome == "interval"
+    alpha, interval = opts.alpha, directed(p.outcome)
     for s in p.streams:
         if s.reason is None:
             s.reason = "exhausted" if s.remaining == 0 else "max_pairs"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.permutation import permutation_test
 
@@ -129,7 +130,7 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     n = len(df)
     bi = df["background_i"].to_numpy(object)
     k_samples = None
-    if outcome == "interval":
+    if directed(outcome):
         got = _sample_scores(df, n) if "scores_i" in df.columns else None
         if got is not None:
             tested, delta, k_samples = got
@@ -148,12 +149,12 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
         if rank is not None:
             a, b = sorted((low, high), key=lambda x: rank[x])
         else:
-            if one_sided and outcome == "interval" and 0 < forward < idx.size:  # a similarity has no direction
+            if one_sided and directed(outcome) and 0 < forward < idx.size:  # a similarity has no direction
                 raise ValueError(f"`order`: group {low} vs {high} ({model}) is stored both ways, so a one-sided "
                                  "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
             # the direction most pairs are stored in; a tie goes to the alphabetical order
             a, b = (low, high) if forward >= idx.size - forward else (high, low)
-        sign = np.where(bi[idx] == a, 1.0, -1.0) if outcome == "interval" else np.ones(idx.size)
+        sign = np.where(bi[idx] == a, 1.0, -1.0) if directed(outcome) else np.ones(idx.size)
         per_pair = delta[idx] * sign
         values = tested[idx] * sign
         scale = float(k_samples) if k_samples else 1.0
@@ -169,12 +170,12 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
                         break
         else:
             uniq, inverse, sizes = np.unique(clusters[idx], return_inverse=True, return_counts=True)
-            if outcome == "interval":
+            if directed(outcome):
                 values = np.bincount(inverse, weights=values, minlength=uniq.size)
             else:  # the sign test on cluster-mean similarities
                 values = np.bincount(inverse, weights=values, minlength=uniq.size) / sizes
             n_clusters = int(uniq.size)
-            if outcome == "interval" and np.all(sizes == sizes[0]):
+            if directed(outcome) and np.all(sizes == sizes[0]):
                 scale *= float(sizes[0])
         out.append(Group(model, a, b, np.ascontiguousarray(values, dtype=np.float64), scale,
                          np.asarray(sizes, dtype=np.int64), int(idx.size), n_clusters, per_pair, k_samples))

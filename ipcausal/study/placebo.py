@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from ipcausal.outcomes import directed, get_outcome
 from ipcausal.backends.base import Backend
 from ipcausal.pairs import PairSet
 from ipcausal.study.options import RunOptions, TestOptions
@@ -108,7 +109,7 @@ class PlaceboResult:
     def __str__(self) -> str:
         from ipcausal.study.text import format_p
 
-        effect = "mean Δ" if self.outcome == "interval" else "median s"
+        effect = "mean Δ" if directed(self.outcome) else "median s"
         header = ["", "pair", "n", effect, "p", "p adj", "reject"]
         rows = []
         for kind, rep in (("placebo", self.placebo), ("real", self.real)):
@@ -242,7 +243,7 @@ def placebo(
     second = [s[1] for s in out["samples_i"]]
     out["y_i"], out["y_j"] = first, second
     out = out.drop(columns=[c for c in ("samples_i", "samples_j") if c in out])
-    if outcome == "interval":
+    if directed(outcome):
         out["score_i"] = [float(score(t)) for t in first]  # type: ignore[misc]
         out["score_j"] = [float(score(t)) for t in second]  # type: ignore[misc]
     else:
@@ -250,7 +251,7 @@ def placebo(
     scored = PairSet.from_frame(out)
     kwargs = dict(outcome=outcome, rng=rng, **tests.kwargs())
     placebo_report = test(scored, **kwargs)
-    needed = "score_i" if outcome == "interval" else "similarity"
+    needed = get_outcome(outcome).columns[0]
     if real is None and needed in pairs:
         real = test(pairs, **kwargs)
     temp = float(cfg.temperature)
