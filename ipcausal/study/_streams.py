@@ -22,6 +22,7 @@ from ipcausal.stats.betting import SequentialState, sequential_sign_state, seque
 from ipcausal.stats.eholm import e_bonferroni, e_holm
 from ipcausal.stats.null import sample_summary
 from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
+from ipcausal.study.groups import orient
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["CORRECTIONS", "Stream", "Plan", "plan", "next_batch", "feed_batch", "decide", "assemble", "MAX_PATH"]
@@ -76,22 +77,6 @@ class Plan:
         return len(self.frame)
 
 
-def _orient(bi: np.ndarray, bj: np.ndarray, idx: np.ndarray, order: tuple[str, ...] | None,
-            one_sided: bool) -> tuple[str, str]:
-    counts: dict[tuple[str, str], int] = {}
-    for x, y in zip(bi[idx], bj[idx]):
-        counts[(x, y)] = counts.get((x, y), 0) + 1
-    if order is not None:
-        rank = {b: i for i, b in enumerate(order)}
-        a, b = sorted({bi[idx[0]], bj[idx[0]]}, key=lambda x: rank[x])
-        return a, b
-    if one_sided and len(counts) > 1:
-        x, y = sorted({bi[idx[0]], bj[idx[0]]})
-        raise ValueError(f"`order`: group {x} vs {y} is stored both ways, so a one-sided `alternative` has no "
-                         "fixed direction; pass `order` (a list of backgrounds)")
-    return min(counts, key=lambda o: (-counts[o], o))
-
-
 def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
     """Groups, units and the seeded order of the units (a permutation drawn from ``gen``)."""
     df = ps.to_frame().reset_index(drop=True)
@@ -109,9 +94,12 @@ def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
     unit_stream: list[int] = []
     sign = np.ones(len(df))
     interval = directed(opts.outcome)
+    rank = {b: i for i, b in enumerate(opts.order)} if opts.order is not None else None
     for key in sorted(keys, key=lambda k: sorted(k)):
         idx = np.asarray(keys[key])
-        a, b = _orient(bi, bj, idx, opts.order, opts.alternative != "two-sided")
+        low, high = sorted(key)
+        forward = int(np.sum(bi[idx] == low))
+        a, b = orient(low, high, forward, idx.size, rank=rank, one_sided=interval and opts.alternative != "two-sided")
         if interval:
             sign[idx] = np.where(bi[idx] == a, 1.0, -1.0)
         if labels is None:

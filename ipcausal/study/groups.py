@@ -26,7 +26,7 @@ from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.permutation import permutation_test
 
-__all__ = ["Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
+__all__ = ["orient", "Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
            "cluster_interval"]
 
 UNKNOWN_MODEL = "(model not given)"
@@ -117,6 +117,31 @@ def _sample_scores(df: Any, n: int) -> tuple[np.ndarray, np.ndarray, int | None]
     return delta, delta, None
 
 
+def orient(low: str, high: str, forward: int, size: int, *, rank: dict[str, int] | None, one_sided: bool,
+           where: str = "") -> tuple[str, str]:
+    """The direction ``(a, b)`` of a group of ``size`` pairs between ``low`` < ``high``, ``forward`` of
+    them stored low → high: by ``rank`` (the ``order`` given), else the direction most pairs are stored
+    in (a tie: the alphabetical one).  The one rule of :func:`ipcausal.test` and :func:`ipcausal.audit`.
+
+    ``one_sided`` (a one-sided test of a directed outcome: a similarity has no direction) without
+    ``rank`` on a group stored both ways is a ``ValueError`` naming ``order``.
+
+    Examples
+    --------
+    >>> orient("aae", "sae", 1, 3, rank=None, one_sided=False)
+    ('sae', 'aae')
+    >>> orient("aae", "sae", 1, 3, rank={"sae": 0, "aae": 1}, one_sided=True)
+    ('sae', 'aae')
+    """
+    if rank is not None:
+        a, b = sorted((low, high), key=lambda x: rank[x])
+        return a, b
+    if one_sided and 0 < forward < size:
+        raise ValueError(f"`order`: group {low} vs {high}{where} is stored both ways, so a one-sided "
+                         "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
+    return (low, high) if forward >= size - forward else (high, low)
+
+
 def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tuple[str, ...] | None = None,
            one_sided: bool = False) -> list[Group]:
     """The groups of ``ps``: (model, unordered background pair), oriented, values taken.
@@ -146,14 +171,8 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     shared: list[str] = []
     for model, low, high, idx, forward in ps.pair_groups():
         model = UNKNOWN_MODEL if model is None else model
-        if rank is not None:
-            a, b = sorted((low, high), key=lambda x: rank[x])
-        else:
-            if one_sided and directed(outcome) and 0 < forward < idx.size:  # a similarity has no direction
-                raise ValueError(f"`order`: group {low} vs {high} ({model}) is stored both ways, so a one-sided "
-                                 "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
-            # the direction most pairs are stored in; a tie goes to the alphabetical order
-            a, b = (low, high) if forward >= idx.size - forward else (high, low)
+        a, b = orient(low, high, forward, idx.size, rank=rank, one_sided=one_sided and directed(outcome),
+                      where=f" ({model})")
         sign = np.where(bi[idx] == a, 1.0, -1.0) if directed(outcome) else np.ones(idx.size)
         per_pair = delta[idx] * sign
         values = tested[idx] * sign

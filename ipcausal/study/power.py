@@ -48,6 +48,7 @@ import numpy as np
 from scipy import stats as _sps
 
 from ipcausal.outcomes import OUTCOME_KINDS, directed, get_outcome
+from ipcausal.study.defaults import DEFAULTS
 from ipcausal.stats._validate import as_generator, choice, open_unit, seed_from
 from ipcausal.stats.sign import binomial_tail
 
@@ -204,11 +205,11 @@ def power(
     *,
     n: int | None = None,
     power: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = DEFAULTS["alpha"],
     n_tests: int = 1,
     outcome: str = "interval",
     sd: float = 1.0,
-    m0: float = 0.8,
+    m0: float = DEFAULTS["m0"],
     method: str = "auto",
     n_sim: int = 2000,
     alternative: str | None = None,

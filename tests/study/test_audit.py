@@ -504,3 +504,19 @@ def test_kill_9_during_cli_audit_then_rerun(tmp_path):
     assert report.to_dict() == fresh.to_dict()  # the same verdict, the same numbers
     assert report.groups[0].stop_reason == "exhausted" and report.groups[0].n_sent == 160
     assert f"asked of the model in this run: {len(asked_again)}," in done.stdout
+
+
+def test_audit_and_test_orient_a_group_by_the_one_rule():
+    """A group stored mostly b -> a is oriented b -> a by both (study.groups.orient)."""
+    sim = SimulatedModel(effect=1.0, levels=5, seed=1)
+    df = prompts_only(sim, 40).to_frame()
+    flip = df.index < 25  # 25 of 40 stored british -> american
+    df.loc[flip, ["background_i", "background_j"]] = df.loc[flip, ["background_j", "background_i"]].to_numpy()
+    df.loc[flip, ["x_i", "x_j"]] = df.loc[flip, ["x_j", "x_i"]].to_numpy()
+    res = interval_audit(sim, ipcausal.PairSet.from_frame(df), batch_size=40, max_pairs=40)
+    fixed = ipcausal.test(res.scored).groups[0]
+    g = res.report.groups[0]
+    assert (g.background_a, g.background_b) == (fixed.background_a, fixed.background_b) == ("british", "american")
+    # a similarity has no direction: a one-sided similarity audit of pairs stored both ways runs
+    sims = run_audit(ipcausal.PairSet.from_frame(df), backend=sim, scorer="scale", k=5, rng=0, max_pairs=16)
+    assert sims.report.groups[0].n_sent == 16
