@@ -8,18 +8,10 @@ backend; tested with the sign test of median(s) = 0.8 against "less".
 
 from __future__ import annotations
 
-from typing import Any
-
-from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults
+from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults, embedded_demo
 from ipcausal.scoring.registry import get_scorer
 
 __all__ = ["CASE"]
-
-
-def _demo(rng: int, limit: int | None) -> Any:
-    from ipcausal.builders import demo_pairs
-
-    return demo_pairs("culture", rng=rng, limit=limit)
 
 
 CASE = Case(
@@ -29,7 +21,7 @@ CASE = Case(
                 "American or British.",
     backgrounds=("us", "uk"),
     scorer=get_scorer("embedding"),
-    demo=PairSource("embedded demo set", max_tokens=40, load=_demo, builder="demo"),
+    demo=PairSource("embedded demo set", max_tokens=40, load=embedded_demo("culture"), builder="demo"),
     full=PairSource("given pairs", max_tokens=256, builder="ambrqa"),
     tests=TestDefaults(),
     reading=EthicalReading(

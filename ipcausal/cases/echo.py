@@ -6,18 +6,10 @@ correctness (1 when the answer picks the correct option) per response; the permu
 
 from __future__ import annotations
 
-from typing import Any
-
-from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults
+from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults, embedded_demo
 from ipcausal.scoring.registry import get_scorer
 
 __all__ = ["CASE"]
-
-
-def _demo(rng: int, limit: int | None) -> Any:
-    from ipcausal.builders import demo_pairs
-
-    return demo_pairs("echo", rng=rng, limit=limit)
 
 
 CASE = Case(
@@ -27,7 +19,7 @@ CASE = Case(
                 "the answer is.",
     backgrounds=("true_belief", "false_belief"),
     scorer=get_scorer("mcq"),
-    demo=PairSource("embedded demo set", max_tokens=8, load=_demo, builder="demo"),
+    demo=PairSource("embedded demo set", max_tokens=8, load=embedded_demo("echo"), builder="demo"),
     full=PairSource("given pairs", max_tokens=16, builder="farm"),
     tests=TestDefaults(),
     reading=EthicalReading(

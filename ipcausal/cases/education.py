@@ -11,9 +11,7 @@ is set to match.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults
+from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults, embedded_demo
 from ipcausal.scoring.ratings import OfflineEssayRater
 from ipcausal.scoring.registry import get_scorer
 
@@ -21,12 +19,6 @@ __all__ = ["CASE", "DEMO_ESSAY_TARGET"]
 
 #: The offline rater's length target (words) on the demo set's shorter essays.
 DEMO_ESSAY_TARGET = (60, 110)
-
-
-def _demo(rng: int, limit: int | None) -> Any:
-    from ipcausal.builders import demo_pairs
-
-    return demo_pairs("education", rng=rng, limit=limit)
 
 
 CASE = Case(
@@ -37,7 +29,7 @@ CASE = Case(
     backgrounds=("sae", "aae", "esl"),
     scorer=get_scorer("essay"),
     demo=PairSource(
-        "embedded demo set", max_tokens=112, load=_demo, builder="demo", limit=20,
+        "embedded demo set", max_tokens=112, load=embedded_demo("education"), builder="demo", limit=20,
         scorer=get_scorer("essay", rater=OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)),
         settings={"styles": "sae = the prompt as written; aae = rule-based AAE features (an approximation, not "
                             "validated by native speakers); esl = 3 rule-based learner errors"},

@@ -19,7 +19,7 @@ from ipcausal.outcomes import Outcome, get_outcome
 from ipcausal.scoring.registry import Scorer
 from ipcausal.study.options import TestOptions
 
-__all__ = ["Case", "PairSource", "TestDefaults", "TestOptions", "EthicalReading", "Stance", "STANCES"]
+__all__ = ["Case", "PairSource", "embedded_demo", "TestDefaults", "TestOptions", "EthicalReading", "Stance", "STANCES"]
 
 #: The ethical reading of a case's personalization (SPEC §10): wanted, harmful, or both.
 Stance = Literal["desired", "unethical", "mixed"]
@@ -36,6 +36,24 @@ def _text(value: Any, name: str) -> str:
 def _positive_or_none(value: Any, name: str) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ValueError(f"`{name}` must be a positive integer or None, got {value!r}")
+
+
+def embedded_demo(name: str) -> Callable[[int, int | None], Any]:
+    """The ``load`` of a built-in case's demo set: ``load(rng, limit)`` → :func:`ipcausal.builders.demo_pairs`.
+
+    Examples
+    --------
+    >>> len(embedded_demo("echo")(0, 3))
+    3
+    """
+
+    def load(rng: int, limit: int | None) -> Any:
+        from ipcausal.builders import demo_pairs
+
+        return demo_pairs(name, rng=rng, limit=limit)
+
+    load.__name__ = f"demo_{name}"
+    return load
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from ipcausal.study._streams import CORRECTIONS, Plan, assemble, decide, feed_ba
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE
 from ipcausal.study.groups import validate_cluster, validate_order
 from ipcausal.study.inputs import as_pairset, check_progress, check_prompts
-from ipcausal.study.options import AuditSettings, RunOptions
+from ipcausal.study.options import AuditSettings, RunOptions, given
 from ipcausal.study.results import Report
 from ipcausal.study.run import RunSummary, run, summarize
 
@@ -109,12 +109,8 @@ def _resolve(pairs: Any, backend: Any, scorer: Any, settings: Any, options: Any,
     check_prompts(df)
     if not isinstance(backend, Backend):
         raise TypeError("`backend` must implement ipcausal.backends.Backend (kind, model, generate)")
-    settings = AuditSettings() if settings is None else settings
-    if not isinstance(settings, AuditSettings):
-        raise TypeError(f"`settings` must be an AuditSettings, got {type(settings).__name__}")
-    options = RunOptions() if options is None else options
-    if not isinstance(options, RunOptions):
-        raise TypeError(f"`options` must be a RunOptions, got {type(options).__name__}")
+    settings = given(settings, AuditSettings, "settings")
+    options = given(options, RunOptions, "options")
     made = get_scorer(scorer)
     backend_of_judge = made.options.get("backend")
     if backend_of_judge is not None and not isinstance(backend_of_judge, Backend):

@@ -328,16 +328,14 @@ def run_case_sequential(case: Any, backend: Any, *, pairs: PairSet | str | os.Pa
     from ipcausal.cases.registry import get_case
     from ipcausal.scoring import get_scorer
     from ipcausal.study.audit import audit
-    from ipcausal.study.options import AuditSettings, RunOptions
+    from ipcausal.study.options import AuditSettings, RunOptions, given
 
     case = get_case(case)
     ps, source, src = _case_pairs(case, pairs, limit, seed)
     if config is None:
         config = GenerationConfig(max_tokens=src.max_tokens, seed=seed)
     made = get_scorer(scorer) if scorer is not None else case.scorer_for(given=pairs is not None)
-    settings = AuditSettings() if settings is None else settings
-    if not isinstance(settings, AuditSettings):
-        raise TypeError(f"`settings` must be an AuditSettings, got {type(settings).__name__}")
+    settings = given(settings, AuditSettings, "settings")
     if settings.cluster is None:
         settings = replace(settings, cluster=_cluster_column(ps))
     outdir = Path(out) if out is not None else None

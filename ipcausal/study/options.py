@@ -26,7 +26,22 @@ from typing import Any
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE, AUDIT_CORRECTIONS, DEFAULTS
 from ipcausal.study.inputs import positive_number
 
-__all__ = ["RunOptions", "AuditSettings", "TestOptions"]
+__all__ = ["RunOptions", "AuditSettings", "TestOptions", "given"]
+
+
+def given(value: Any, cls: type, name: str) -> Any:
+    """``value``, or ``cls()`` for ``None``; a ``TypeError`` naming ``name`` for anything but a ``cls``.
+
+    Examples
+    --------
+    >>> given(None, RunOptions, "options") == RunOptions()
+    True
+    """
+    value = cls() if value is None else value
+    if not isinstance(value, cls):
+        raise TypeError(f"`{name}` must be a{'n' if cls.__name__[0] in 'AEIOU' else ''} {cls.__name__}, "
+                        f"got {type(value).__name__}")
+    return value
 
 
 def _positive_int(value: Any, name: str) -> int:

@@ -29,7 +29,7 @@ import pandas as pd
 from ipcausal.outcomes import directed, get_outcome
 from ipcausal.backends.base import Backend
 from ipcausal.pairs import PairSet
-from ipcausal.study.options import RunOptions, TestOptions
+from ipcausal.study.options import RunOptions, TestOptions, given
 from ipcausal.study.results import Report
 
 __all__ = ["placebo", "PlaceboResult"]
@@ -215,12 +215,8 @@ def placebo(
         raise ValueError(f"`sides` must be one of 'i', 'j', 'both'; got {sides!r}")
     if real is not None and not isinstance(real, Report):
         raise TypeError(f"`real` must be a Report or None, got {type(real).__name__}")
-    options = RunOptions() if options is None else options
-    if not isinstance(options, RunOptions):
-        raise TypeError(f"`options` must be a RunOptions, got {type(options).__name__}")
-    tests = TestOptions() if tests is None else tests
-    if not isinstance(tests, TestOptions):
-        raise TypeError(f"`tests` must be a TestOptions, got {type(tests).__name__}")
+    options = given(options, RunOptions, "options")
+    tests = given(tests, TestOptions, "tests")
     cfg = options.generation
     twice = replace(cfg, n=2)
 

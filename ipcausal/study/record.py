@@ -151,10 +151,9 @@ def dropped_by_reason(result: Any) -> dict[str, int]:
     --------
     >>> import ipcausal
     >>> from ipcausal.scoring import score_pairs
-    >>> ps = ipcausal.PairSet.from_records([
-    ...     {"pair_id": i, "background_i": "US", "background_j": "UK", "x_i": "q", "x_j": "q",
-    ...      "options": ["Agree", "Disagree"], "y_i": "Agree", "y_j": a}
-    ...     for i, a in enumerate(["Agree", "no idea", None])])
+    >>> answers = ["Yes", "perhaps", None]  # read, unparseable, never answered
+    >>> ps = ipcausal.PairSet.from_records({"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "?",
+    ...     "x_j": "?", "options": ["Yes", "No"], "y_i": "No", "y_j": y} for k, y in enumerate(answers))
     >>> dropped_by_reason(score_pairs(ps, "choice"))
     {'missing': 1, 'unparseable': 1}
     """
