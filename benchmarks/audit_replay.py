@@ -23,8 +23,10 @@ import numpy as np
 
 import ipcausal
 from ipcausal.backends import Choice, Response
-from ipcausal.study.audit import run_audit
+from ipcausal.scoring import get_scorer
+from ipcausal.study.audit import audit
 from ipcausal.study.groups import ClusterWarning
+from ipcausal.study.options import AuditSettings
 from ipcausal.study.reproduce import load_case3
 from ipcausal.testing import SimulatedModel
 
@@ -69,8 +71,8 @@ def main(orders: int = 10) -> None:
             sent, agree, secs = [], 0, []
             for seed in range(orders):
                 t0 = time.perf_counter()
-                res = run_audit(pairs, backend=backend, scorer="essay", rater=SimulatedModel.read, bound=1,
-                                rng=seed, cluster=cluster)
+                res = audit(pairs, backend=backend, scorer=get_scorer("essay", rater=SimulatedModel.read, bound=1),
+                            rng=seed, settings=AuditSettings(cluster=cluster))
                 secs.append(time.perf_counter() - t0)
                 g = res.report.groups[0]
                 sent.append(g.sequential.n_sent)

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 import ipcausal
+from ipcausal.scoring import get_scorer
+from ipcausal.study.options import AuditSettings
 from ipcausal.testing import SimulatedModel
 
 HERE = Path(__file__).resolve().parent
@@ -31,8 +33,8 @@ def main(reps: int = 200, n: int = 40, alpha: float = 0.05) -> None:
         for rep in range(reps):
             sim = SimulatedModel(effect=0.0, levels=5, seed=rep, backgrounds=("a", "b", "c"))
             ps = sim.study(n=n, rng=rep).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
-            report = ipcausal.audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=4, rng=rep,
-                                    batch_size=4, correction=correction, alpha=alpha)
+            report = ipcausal.audit(ps, backend=sim, scorer=get_scorer("essay", rater=sim.score, bound=4), rng=rep,
+                                    settings=AuditSettings(batch_size=4, correction=correction, alpha=alpha)).report
             errors += report.ip_detected
             sent += report.audit.pairs_sent
         rate = errors / reps

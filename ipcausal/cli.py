@@ -38,6 +38,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "case",
     "mitigate",
+    "cases",
     "audit",
     "demo",
     "reproduce",

@@ -35,6 +35,7 @@ __all__ = [
     "Response",
     "Usage",
     "BACKEND_KINDS",
+    "Backoff",
     "CachedBackend",
     "ResponseCache",
     "chat",
@@ -96,4 +97,8 @@ def __getattr__(name: str) -> Any:
         from ipcausal.backends import cache
 
         return getattr(cache, name)
+    if name == "Backoff":
+        from ipcausal.backends._retry import Backoff
+
+        return Backoff
     raise AttributeError(f"module 'ipcausal.backends' has no attribute {name!r}")

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import PurePath
 from typing import Any
@@ -14,9 +15,37 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ipcausal.backends.base import BackendError
 
-__all__ = ["should_retry"]
+__all__ = ["should_retry", "Backoff"]
 
 _RETRY_STATUS = {408, 409, 425, 429}
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """The waits between retries: before retry ``k``, ``min(cap, base * 2**k)`` with jitter, and at
+    least the server's ``Retry-After`` (honoured up to ``max_retry_after`` seconds).
+
+    Examples
+    --------
+    >>> from ipcausal.backends import Backoff
+    >>> Backoff(base=0.1).cap
+    30.0
+    >>> Backoff(max_retry_after=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `max_retry_after` must be a non-negative number, got -1
+    """
+
+    base: float = 0.5
+    cap: float = 30.0
+    max_retry_after: float = 120.0
+
+    def __post_init__(self) -> None:
+        for name, label in (("base", "backoff"), ("cap", "max_backoff"), ("max_retry_after", "max_retry_after")):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
+                raise ValueError(f"`{label}` must be a non-negative number, got {value!r}")
+            object.__setattr__(self, name, float(value))
 
 
 def _openai() -> Any:

@@ -38,6 +38,7 @@ from ipcausal.backends.base import (
     Response,
 )
 from ipcausal.backends._retry import (
+    Backoff,
     _describe,
     _gguf_stem,
     _Malformed,
@@ -81,11 +82,11 @@ class OpenAIBackend(BackendBase):
         Seconds before one HTTP request is abandoned (and retried).
     max_retries : int
         Retries of a retryable failure before the request is reported as failed.
-    backoff, max_backoff : float
-        The wait before retry ``k`` is ``min(max_backoff, backoff * 2**k)`` with jitter, and
-        at least what the server asked for in ``Retry-After`` (capped at ``max_retry_after``).
-    max_retry_after : float
-        Longest ``Retry-After`` honoured.
+    backoff : float or Backoff
+        The waits between retries (:class:`~ipcausal.backends.Backoff`: ``base``, ``cap``,
+        ``max_retry_after``); a number is the ``base`` (default 0.5 s; cap 30 s, ``Retry-After``
+        honoured up to 120 s).  The wait before retry ``k`` is ``min(cap, base * 2**k)`` with
+        jitter, and at least what the server asked for in ``Retry-After``.
     send_repeat_penalty : bool, optional
         Send ``repeat_penalty`` (llama.cpp's server defaults it to 1.1, so it must be sent to get
         the in-process behaviour).  Default: only when ``base_url`` is given (OpenAI rejects it).
@@ -134,9 +135,7 @@ class OpenAIBackend(BackendBase):
         concurrency: int = 8,
         timeout: float = 60.0,
         max_retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 120.0,
+        backoff: float | Backoff = 0.5,
         send_repeat_penalty: bool | None = None,
         extra_body: Mapping[str, Any] | None = None,
         down_after: float | None = None,
@@ -152,10 +151,9 @@ class OpenAIBackend(BackendBase):
             raise ValueError("`api_key` must be a non-empty string")
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ValueError(f"`api_key_env` must name an environment variable, got {api_key_env!r}")
-        for name, value, low in (("timeout", timeout, 0.0), ("backoff", backoff, 0.0), ("max_backoff", max_backoff, 0.0),
-                                 ("max_retry_after", max_retry_after, 0.0)):
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= low:
-                raise ValueError(f"`{name}` must be a non-negative number, got {value!r}")
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout >= 0:
+            raise ValueError(f"`timeout` must be a non-negative number, got {timeout!r}")
+        waits = backoff if isinstance(backoff, Backoff) else Backoff(base=backoff)
         if timeout <= 0:
             raise ValueError(f"`timeout` must be positive, got {timeout!r}")
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
@@ -182,7 +180,7 @@ class OpenAIBackend(BackendBase):
         self.concurrency = concurrency
         self.timeout = float(timeout)
         self.max_retries = max_retries
-        self.backoff, self.max_backoff, self.max_retry_after = float(backoff), float(max_backoff), float(max_retry_after)
+        self.backoff, self.max_backoff, self.max_retry_after = waits.base, waits.cap, waits.max_retry_after
         self.send_repeat_penalty = (base_url is not None) if send_repeat_penalty is None else bool(send_repeat_penalty)
         self.extra_body = dict(extra_body or {})
         self._jitter = random.Random()

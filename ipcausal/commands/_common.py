@@ -171,13 +171,15 @@ def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None) -> None:
-    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url``."""
+def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None,
+                extra: tuple[str, ...] = ()) -> None:
+    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url`` (``extra``: more backend kinds,
+    which the command makes itself)."""
     from ipcausal.backends import BACKEND_KINDS
 
-    p.add_argument(f"--{prefix}backend", choices=BACKEND_KINDS, default=default,
+    p.add_argument(f"--{prefix}backend", choices=(*BACKEND_KINDS, *extra), default=default,
                    help=f"{what}: local = llama.cpp in process, openai = OpenAI or a compatible server, vllm"
-                        + (f" (default {default})" if default else ""))
+                        + "".join(f", {k}" for k in extra) + (f" (default {default})" if default else ""))
     p.add_argument(f"--{prefix}model", metavar="NAME_OR_PATH", help=f"{what}: model name or path (backend-specific)")
     p.add_argument(f"--{prefix}base-url", metavar="URL",
                    help=f"{what}: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (openai backend)")
@@ -245,6 +247,7 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
 
 def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
-    return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=args.method,
-                n_resamples=args.resamples, rng=args.seed, paper_compat=args.paper_compat, cluster=args.cluster,
+    method = "paper-compat" if args.paper_compat else args.method
+    return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=method,
+                n_resamples=args.resamples, rng=args.seed, cluster=args.cluster,
                 order=args.order, alternative=args.alternative, margin=args.margin)

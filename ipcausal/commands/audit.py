@@ -40,6 +40,7 @@ def register(sub: Any) -> None:
     from ipcausal.stats.betting import METHODS
     from ipcausal.study.defaults import AUDIT_BATCH_SIZE as DEFAULT_BATCH_SIZE
     from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
+    from ipcausal.study.defaults import DEFAULTS
 
     p = sub.add_parser("audit", help=HELP, description=HELP + ". Pairs go to the model in a seeded random order, "
                        "a batch at a time; after each batch every group's e-process is updated and the audit stops "
@@ -51,9 +52,10 @@ def register(sub: Any) -> None:
     p.add_argument("--scorer", required=True, choices=SCORERS, help="how responses are scored")
     p.add_argument("--bound", type=positive_float, metavar="B",
                    help="largest possible |Δ| (default: 1 for mcq, 5 for essay ratings 1-6)")
-    p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level per model (default 0.05)")
-    p.add_argument("--correction", choices=CORRECTIONS, default="e-holm",
-                   help="combine the background pairs' e-values (default e-holm)")
+    p.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
+                   help=f"family-wise level per model (default {DEFAULTS['alpha']})")
+    p.add_argument("--correction", choices=CORRECTIONS, default=CORRECTIONS[0],
+                   help=f"combine the background pairs' e-values (default {CORRECTIONS[0]})")
     p.add_argument("--margin", type=positive_float, metavar="EPS",
                    help="equivalence margin: stop a group whose confidence sequence lies inside (-EPS, EPS)")
     p.add_argument("--max-pairs", type=positive_int, metavar="N", help="send at most N pairs in all")
@@ -63,7 +65,8 @@ def register(sub: Any) -> None:
     p.add_argument("--bet", choices=METHODS, default="mixture", help="the betting strategy (default mixture)")
     p.add_argument("--alternative", choices=ALTERNATIVES, default=None,
                    help="H1's direction (default two-sided for scores, less for similarity)")
-    p.add_argument("--m0", type=float, default=0.8, help="null median of the similarity (default 0.8)")
+    p.add_argument("--m0", type=float, default=DEFAULTS["m0"],
+                   help=f"null median of the similarity (default {DEFAULTS['m0']})")
     p.add_argument("--cluster", metavar="COLUMN", help="a column naming each pair's cluster (one observation each)")
     p.add_argument("--k", type=positive_int, metavar="K", help="points on the scale (scorer scale)")
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
@@ -114,13 +117,33 @@ def summary_lines(run: Any, *, price_input: float | None = None, price_output: f
     return lines
 
 
+def _scorer_options(args: argparse.Namespace, judge: Any) -> dict[str, Any]:
+    """The scorer's options the flags give: the judge, ``--k``, ``--bound`` (each only where it applies)."""
+    from ipcausal.cli import CliError
+    from ipcausal.scoring import REGISTRY
+
+    accepts = REGISTRY[args.scorer].accepts
+    given = {"backend": judge, "k": args.k, "bound": args.bound}
+    flags = {"backend": "--judge-backend", "k": "--k", "bound": "--bound"}
+    for key, value in given.items():
+        if value is not None and key not in accepts:
+            if key == "bound":
+                raise CliError(f"--bound applies to interval scorers only; scorer {args.scorer!r} gives "
+                               "similarities (tested with the sequential sign test)")
+            raise CliError(f"{flags[key]} does not apply to scorer {args.scorer!r}")
+    return given
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the ``audit`` sub-command; returns the exit status."""
     from ipcausal.backends import BackendError, GenerationConfig
     from ipcausal.cli import EXIT_INCOMPLETE, EXIT_OK, CliError
     from ipcausal.pairs import PairSet
     from ipcausal.report import Section, write_report
-    from ipcausal.study.audit import run_audit
+    from ipcausal.scoring import get_scorer
+    from ipcausal.study.audit import audit
+    from ipcausal.study.options import AuditSettings, RunOptions
+    from ipcausal.study.record import RunRecord, write_outputs
 
     if (args.price_input is None) != (args.price_output is None):
         raise CliError("give both --price-input and --price-output to see the cost")
@@ -138,14 +161,15 @@ def main(args: argparse.Namespace) -> int:
     backend = _common.make_backend(args, **options)
     judge = _common.make_backend(args, prefix="judge-")
     cache = Path(args.cache) if args.cache else out / "cache.sqlite"
+    settings = AuditSettings(alpha=args.alpha, correction=args.correction, margin=args.margin,
+                             batch_size=args.batch_size, max_pairs=args.max_pairs, m0=args.m0,
+                             alternative=args.alternative, method=args.bet, cluster=args.cluster)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        res = run_audit(pairs, backend=backend, scorer=args.scorer, bound=args.bound, alpha=args.alpha,
-                        correction=args.correction, margin=args.margin, batch_size=args.batch_size,
-                        max_pairs=args.max_pairs, rng=args.seed, cache=cache, config=config, system=args.system,
-                        concurrency=args.concurrency, cluster=args.cluster, m0=args.m0,
-                        alternative=args.alternative, method=args.bet, unparseable=args.unparseable,
-                        judge_backend=judge, k=args.k, progress=not args.no_progress)
+        scorer = get_scorer(args.scorer, **_scorer_options(args, judge))
+        res = audit(pairs, backend=backend, scorer=scorer, settings=settings, rng=args.seed,
+                    options=RunOptions(config=config, system=args.system, concurrency=args.concurrency, cache=cache),
+                    unparseable=args.unparseable, progress=not args.no_progress)
     except BackendError as exc:  # the preflight check: the server cannot be reached
         raise CliError(str(exc)) from None
     finally:
@@ -153,13 +177,16 @@ def main(args: argparse.Namespace) -> int:
             close = getattr(b, "close", None)
             if callable(close):
                 close()
-    res.responses.write(out / "responses.jsonl")
-    if res.scored is not None:
-        res.scored.write(out / "pairs.jsonl")
     settings = {"model": str(getattr(backend, "model", "?")), "backend": str(args.backend),
                 "generation": config.to_dict(), "scorer": args.scorer, "seed": args.seed}
     title = f"Audit of {Path(args.pairs).name}"
-    res.report.write(out / "report.json", title=title, counts=res.counts, settings=settings)
+    cost = None
+    if args.price_input is not None and args.price_output is not None:
+        from ipcausal.study.run import summarize
+
+        cost = summarize(res.responses, price_input=args.price_input, price_output=args.price_output).cost
+    write_outputs(out, res.report, RunRecord(title, res.counts, {}, settings, {}, cost), responses=res.responses,
+                  scored=res.scored)
     write_report(Section(title, res.report, res.counts, settings), out / "report.html", title="ipcausal audit")
     print(str(res.report))
     for line in summary_lines(res, price_input=args.price_input, price_output=args.price_output):

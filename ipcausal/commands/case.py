@@ -1,4 +1,4 @@
-"""``ipcausal case {culture,education,echo} --backend ... -o DIR``: one case study end to end."""
+"""``ipcausal case NAME --backend ... -o DIR``: one registered case end to end (built-in or plugin)."""
 
 from __future__ import annotations
 
@@ -21,27 +21,34 @@ from ipcausal.commands._common import (
 )
 
 HELP = "run one case study end to end: pairs -> model -> scores -> tests -> report (resumable)"
+#: The backend kind that answers with the SCM simulator (:class:`ipcausal.testing.SimulatedModel`).
+SIMULATED = "simulated"
 
 
 def register(sub: Any) -> None:
     from ipcausal.scoring import UNPARSEABLE_POLICIES
-    from ipcausal.study.defaults import CASES
+    from ipcausal.study.defaults import DEFAULTS
 
     p = sub.add_parser("case", help=HELP, description=HELP + ". Writes responses.jsonl, pairs.jsonl, "
                        "report.json, report.md and report.html into --out; a rerun takes answered requests "
                        "from DIR/cache.sqlite.")
-    p.add_argument("case", choices=CASES)
+    # the name is checked when the command runs, so that `--help` never loads a case plugin
+    p.add_argument("case", metavar="NAME",
+                   help="a registered case: culture, education, echo, or one a plugin adds (`ipcausal cases`)")
     p.add_argument("--source", help="a PairSet file made by `ipcausal build` (default: the embedded demo set)")
-    add_backend(p, default="local")
+    add_backend(p, default="local", extra=(SIMULATED,))
+    p.add_argument("--effect", type=float, default=0.0, metavar="X",
+                   help="--backend simulated: the background's known effect on the answer (default 0)")
     add_backend(p, prefix="judge-", what="LLM judge (culture: similarity 1-5; education: rubric 1-6)")
     p.add_argument("--limit", type=positive_int, help="use only the first N items")
     p.add_argument("--max-tokens", type=positive_int,
-                   help="generation limit (default: demo sets 40/112/8, --source 256/640/16 for culture/education/echo)")
+                   help="generation limit (default: the case's; built-ins: demo sets 40/112/8, --source "
+                        "256/640/16 for culture/education/echo)")
     add_seed(p)
     p.add_argument("--unparseable", choices=UNPARSEABLE_POLICIES, default="exclude")
     p.add_argument("--samples", type=positive_int, default=1, metavar="R",
-                   help="culture: R >= 2 sampled answers per prompt, tested with the distribution test "
-                        "(no m0 threshold)")
+                   help="free-text cases (culture): R >= 2 sampled answers per prompt, tested with the "
+                        "distribution test (no m0 threshold)")
     add_out(p, "output folder")
     add_progress(p)
     add_open(p)
@@ -49,41 +56,63 @@ def register(sub: Any) -> None:
     q.add_argument("--sequential", action="store_true",
                    help="run the case as an anytime-valid audit (`ipcausal audit`): stop sending pairs once "
                         "every background pair is decided")
-    q.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
+    q.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
+                   help=f"family-wise level (default {DEFAULTS['alpha']})")
     q.add_argument("--margin", type=positive_float, metavar="EPS", help="equivalence margin")
     q.add_argument("--max-pairs", type=positive_int, metavar="N", help="send at most N pairs")
     p.set_defaults(func=main)
 
 
+def _backend(args: argparse.Namespace, case: Any) -> Any:
+    """The model under test: the SCM simulator over the case's backgrounds, or a real backend."""
+    from ipcausal.cli import CliError
+
+    if args.backend != SIMULATED:
+        if args.effect:
+            raise CliError("--effect is an option of --backend simulated")
+        return make_backend(args)
+    if args.model or args.base_url:
+        raise CliError("--model/--base-url do not apply to --backend simulated")
+    from ipcausal.testing import SimulatedModel
+
+    return SimulatedModel(effect=args.effect, backgrounds=case.backgrounds, seed=args.seed)
+
+
 def main(args: argparse.Namespace) -> int:
     from ipcausal.backends.base import GenerationConfig
+    from ipcausal.cases import get_case
     from ipcausal.cli import EXIT_INCOMPLETE, CliError
-    from ipcausal.study.cases import max_tokens_for, prepare_case, run_case
+    from ipcausal.study.cases import prepare_case, run_case
+    from ipcausal.study.defaults import DEFAULTS
 
-    if not args.sequential and (args.margin is not None or args.max_pairs is not None or args.alpha != 0.05):
+    if not args.sequential and (args.margin is not None or args.max_pairs is not None
+                                or args.alpha != DEFAULTS["alpha"]):
         raise CliError("--alpha, --margin and --max-pairs are options of --sequential")
+    case = get_case(args.case)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out: {out} is a file; give a folder")
     if args.source is not None and not Path(args.source).is_file():
         raise CliError(f"--source: {args.source} is not a file (give a PairSet made by `ipcausal build`)")
     # the pairs, the scorer's columns and the judge are checked before any model is loaded or asked
-    pairs, _, _, _ = prepare_case(args.case, args.source, judge=args.judge_backend is not None, limit=args.limit,
-                                  unparseable=args.unparseable, seed=args.seed)
-    budget = max_tokens_for(args.case, demo=not args.source)
+    pairs, _, _ = prepare_case(case, args.source, judge=args.judge_backend is not None, limit=args.limit,
+                               unparseable=args.unparseable, seed=args.seed)
+    budget = case.source(given=args.source is not None).max_tokens
     config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
     judge = make_backend(args, prefix="judge-")
-    backend = make_backend(args)
-    common = dict(pairs=pairs if args.source else None, out=out, judge_backend=judge,
+    backend = _backend(args, case)
+    common = dict(pairs=pairs if args.source else None, out=out,
+                  scorer=case.scorer_for(given=args.source is not None, judge=judge),
                   limit=None if args.source else args.limit, config=config, unparseable=args.unparseable,
                   seed=args.seed, progress=not args.no_progress)
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential
+        from ipcausal.study.options import AuditSettings
 
-        res = run_case_sequential(args.case, backend, alpha=args.alpha, margin=args.margin,
-                                  max_pairs=args.max_pairs, **common)
+        res = run_case_sequential(case, backend, settings=AuditSettings(alpha=args.alpha, margin=args.margin,
+                                                                        max_pairs=args.max_pairs), **common)
     else:
-        res = run_case(args.case, backend, samples=args.samples, **common)
+        res = run_case(case, backend, samples=args.samples, **common)
     from ipcausal.commands.demo import print_case
     from ipcausal.report import DEMO_NEXT, DEMO_NOTE, write_case_reports
 

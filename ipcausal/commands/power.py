@@ -14,6 +14,7 @@ HELP = "power of a planned study for one background pair, or the smallest number
 
 def register(sub: Any) -> None:
     from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal.study.defaults import DEFAULTS
     from ipcausal.study.power import POWER_METHODS
 
     p = sub.add_parser(
@@ -26,11 +27,13 @@ def register(sub: Any) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--n", type=positive_int, help="number of pairs → power")
     which.add_argument("--power", type=unit_level, help="target power in (0, 1) → smallest number of pairs")
-    p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
+    p.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
+                   help=f"family-wise level (default {DEFAULTS['alpha']})")
     p.add_argument("--tests", type=positive_int, default=1, help="background pairs in the family (Bonferroni; default 1)")
     p.add_argument("--outcome", default="interval", choices=["interval", "similarity"])
     p.add_argument("--sd", type=positive_float, default=1.0, help="standard deviation of Δ (interval; default 1)")
-    p.add_argument("--m0", type=similarity_median, default=0.8, help="null median of the similarity (default 0.8)")
+    p.add_argument("--m0", type=similarity_median, default=DEFAULTS["m0"],
+                   help=f"null median of the similarity (default {DEFAULTS['m0']})")
     p.add_argument("--method", default="auto", choices=POWER_METHODS)
     p.add_argument("--alternative", default=None, choices=ALTERNATIVES)
     p.add_argument("--sims", type=positive_int, default=2000, help="simulated data sets (--method simulate; default 2000)")

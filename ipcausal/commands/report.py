@@ -61,23 +61,22 @@ def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
         return read_sections(path)
     if path.is_dir() and _is_report_file(path / "report.json"):  # an `ipcausal case` folder: render as written
         return read_sections(path / "report.json")
-    counts: dict[str, Any] = {}
-    settings: dict[str, Any] = {}
+    from ipcausal.study.record import RunRecord
+
     title = path.stem
     if path.is_dir():
-        meta_path, pairs_path = path / "meta.json", path / "pairs.jsonl"
+        pairs_path = path / "pairs.jsonl"
         if not pairs_path.is_file():
             raise FileNotFoundError(f"{path} has no pairs.jsonl (not an `ipcausal case` output folder)")
         title = path.name
-        if meta_path.is_file():
-            meta = json.loads(meta_path.read_text())
-            counts, settings, title = meta.get("counts", {}), meta.get("settings", {}), meta.get("title", path.name)
     else:
         pairs_path = path
-        meta_path = path.with_suffix("").with_name(path.with_suffix("").name + ".meta.json")
-        if meta_path.is_file():
-            meta = json.loads(meta_path.read_text())
-            counts, settings = meta.get("counts", {}), {"scorer": meta.get("scorer")}
+    # a case folder's meta.json, or a scored file's .meta.json sibling (what `ipcausal score` writes)
+    record = RunRecord.read(path)
+    counts: dict[str, Any] = dict(record.counts) if record else {}
+    settings: dict[str, Any] = dict(record.settings) if record else {}
+    if record is not None and record.title and path.is_dir():
+        title = record.title
     ps = PairSet.read(pairs_path)
     if "model" in ps and "model" not in settings:
         settings["model"] = ", ".join(sorted(set(ps["model"].dropna().astype(str))))

@@ -15,11 +15,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser("reproduce", help=HELP, description=HELP)
     p.add_argument("--released", required=True, metavar="DIR",
                    help="folder with the jiarui-liu/IP layout (case_1/, case_2/, case_3/)")
-    from ipcausal.study.defaults import CASES
+    from ipcausal.study.defaults import CASES, DEFAULTS
 
     p.add_argument("--cases", default=CASES, type=comma_list(CASES), metavar="LIST",
                    help="comma-separated subset of culture,education,echo (default: all)")
-    p.add_argument("--alpha", type=unit_level, default=0.05, help="family-wise level (default 0.05)")
+    p.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
+                   help=f"family-wise level (default {DEFAULTS['alpha']})")
     p.add_argument("--resamples", type=positive_int, default=1000,
                    help="L of the paper-compatible Monte Carlo (default 1000)")
     add_seed(p, "seed of the paper-compatible Monte Carlo")

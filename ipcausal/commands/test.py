@@ -73,13 +73,20 @@ def main(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
         report = test(pairs, **test_kwargs(args))
     if args.out:
+        import dataclasses
         from pathlib import Path
 
         from ipcausal.study.groups import UNKNOWN_MODEL
+        from ipcausal.study.record import RunRecord, write_report_file
 
         models = ", ".join(sorted({g.model for g in report.groups} - {UNKNOWN_MODEL}))
         title = ", ".join(Path(f).name for f in args.file) + (f" — {models}" if models else "")  # input and model
-        path = report.write(args.out, counts=counts or None, title=title, settings={"model": models} if models else None)
+        # the counts `ipcausal score` wrote beside a single file (FILE's .meta.json) travel with the report,
+        # with what --on-missing drop left out
+        record = (RunRecord.read(args.file[0]) if len(args.file) == 1 else None) or RunRecord()
+        record = dataclasses.replace(record, title=record.title or title, counts={**record.counts, **counts},
+                                     settings={**record.settings, **({"model": models} if models else {})})
+        path = write_report_file(args.out, report, record)
         print(f"report written: {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")

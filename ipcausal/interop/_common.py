@@ -78,12 +78,10 @@ def as_path(value: Any, name: str) -> Path:
 
 
 def pairs_of(pairs: Any) -> PairSet:
-    """``pairs`` itself, or the PairSet read from the path it is."""
-    if isinstance(pairs, PairSet):
-        return pairs
-    if isinstance(pairs, (str, os.PathLike)):
-        return PairSet.read(pairs)
-    raise TypeError(f"`pairs` must be a PairSet or a path to one, got {type(pairs).__name__}")
+    """``pairs`` itself, or the PairSet read from the path it is (:func:`ipcausal.study.inputs.as_pairset`)."""
+    from ipcausal.study.inputs import as_pairset
+
+    return as_pairset(pairs, frames=False)
 
 
 def plain_value(v: Any) -> Any:

@@ -36,6 +36,8 @@ from ipcausal.interop._common import SIDES, SideRecord, assemble
 from ipcausal.stats._validate import choice, open_unit
 from ipcausal.stats.betting import METHODS
 from ipcausal.study._streams import CORRECTIONS, assemble as assemble_report, decide, feed_units, plan
+from ipcausal.study.audit import Resolved
+from ipcausal.study.defaults import DEFAULTS
 from ipcausal.study.results import Report
 
 __all__ = ["IPEarlyStopping", "MANAGER_NAME"]
@@ -180,10 +182,11 @@ class IPEarlyStopping:
             raise ValueError(f"`cluster`: the pairs' metadata has no field {self.cluster!r}; fields: "
                              f"{[c for c in ps.columns if c not in ('x_i', 'x_j')]}")
         backgrounds = set(ps["background_i"].astype(str)) | set(ps["background_j"].astype(str))
-        self._opts = dict(outcome="interval", bound=bound, alpha=self.alpha, correction=self.correction,
-                          margin=self.margin, batch_size=1, max_pairs=None, cluster=self.cluster,
-                          order=validate_order(self.order, backgrounds), m0=0.8, alternative=self.alternative,
-                          method=self.method)
+        self._opts = Resolved(pairs=ps, outcome="interval", bound=bound, alpha=self.alpha,
+                              correction=self.correction, margin=self.margin, batch_size=1, max_pairs=None,
+                              cluster=self.cluster, order=validate_order(self.order, backgrounds),
+                              m0=DEFAULTS["m0"], alternative=self.alternative, method=self.method,
+                              unparseable="exclude")
         p = plan(ps, self._opts, np.random.default_rng(0))  # the plan's own order is unused: inspect's is
         self._plan, self._epochs, self._model = p, max(1, int(epochs)), str(getattr(task, "model", "?"))
         row_of = {pid: r for r, pid in enumerate(p.frame["pair_id"].astype(str))}
@@ -273,7 +276,7 @@ class IPEarlyStopping:
                    "n_sent": int(g.sequential.n_sent), "n_available": int(g.sequential.n_available)}
                   for g in self.report.groups]
         self.summary = {"method": "ipcausal anytime-valid audit (betting e-process, " + self.correction + ")",
-                        "alpha": self.alpha, "bound": self._opts["bound"], "correction": self.correction,
+                        "alpha": self.alpha, "bound": self._opts.bound, "correction": self.correction,
                         "stopped": self.report.audit.stopped, "ip_detected": bool(self.report.ip_detected),
                         "samples_total": self._n_samples, "samples_run": run,
                         "samples_stopped": self._stopped, "samples_saved": self._n_samples - run,

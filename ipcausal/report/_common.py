@@ -9,6 +9,7 @@ from typing import Any
 
 from ipcausal.study.results import Report
 from ipcausal.study.text import effect_name, format_p, outcome_words
+from ipcausal.outcomes import is_interval
 
 __all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
 
@@ -135,10 +136,10 @@ def _figures(s: Section, plots: Any) -> list[tuple[str, str]]:
     r = s.report
     figs = []
     if r.groups and all(g.data is not None and g.null is not None for g in r.groups):
-        what = "Δ" if r.outcome == "interval" else "similarity"
+        what = "Δ" if is_interval(r.outcome) else "similarity"
         figs.append((f"distribution of {what}", plots.fig_distribution(r)))
         figs.append(("null distribution of each test and the observed statistic", plots.fig_null(r)))
-    if r.outcome == "interval" and r.backgrounds:
+    if is_interval(r.outcome) and r.backgrounds:
         figs.append(("mean rating / score per background (exact binomial interval for 0/1 scores, a bootstrap "
                      "inside the range otherwise), PB", plots.fig_backgrounds(r)))
     if r.groups:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ipcausal.study.text import clean_zero, format_p, named_direction
+from ipcausal.outcomes import is_similarity
 
 __all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
 
@@ -44,7 +45,7 @@ def _pct(x: float) -> str:
 
 def _group_line(report: Any, g: Any) -> str:
     a, b = g.background_a, g.background_b
-    if report.outcome == "similarity":
+    if is_similarity(report.outcome):
         what = f"answers to {a}- and {b}-worded prompts were {_pct(g.effect)} similar (median over {g.n} pairs)"
         if g.reject:
             verdict = (f"evidence of implicit personalization at α = {report.alpha:g}: the similarity is below "

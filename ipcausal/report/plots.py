@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from ipcausal.outcomes import is_interval
 
 __all__ = ["fig_distribution", "fig_null", "fig_matrix", "fig_backgrounds", "fig_eprocess", "to_data_uri", "font_list",
            "missing_glyphs", "FALLBACK_FONTS"]
@@ -141,7 +142,7 @@ def fig_distribution(report: Any) -> str:
     _, fig, axes = _grid(len(report.groups))
     for ax, g in zip(axes, report.groups):
         x, _ = _values(g.data)
-        if report.outcome == "interval":
+        if is_interval(report.outcome):
             bins = min(30, max(5, len(np.unique(x)))) if g.data.kind == "sample" else None
             _hist(ax, g.data, "#4c72b0", bins)
             ax.axvline(0, color="black", lw=0.8)

@@ -33,6 +33,7 @@ _LAZY: dict[str, str] = {
     "get_scorer": "ipcausal.scoring.registry",
     "check_scorer": "ipcausal.scoring.registry",
     "ScoreResult": "ipcausal.scoring.pipeline",
+    "NoScorablePairs": "ipcausal.scoring.pipeline",
     "score_pairs": "ipcausal.scoring.pipeline",
     "choice_similarity": "ipcausal.scoring.similarity",
     "scale_similarity": "ipcausal.scoring.similarity",

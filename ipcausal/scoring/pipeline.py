@@ -9,13 +9,31 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, check_policy
-from ipcausal.scoring.registry import SCORERS, SIMILARITY_SCORERS, Scorer, check_scorer  # noqa: F401
+from ipcausal.scoring.registry import SCORERS, SIMILARITY_SCORERS, Scorer, check_scorer, get_scorer  # noqa: F401
 from ipcausal.scoring.similarity import EmbeddingSimilarity
 
-__all__ = ["SCORERS", "SIMILARITY_SCORERS", "ScoreResult", "score_pairs"]
+__all__ = ["SCORERS", "SIMILARITY_SCORERS", "NoScorablePairs", "ScoreResult", "score_pairs"]
 
+
+class NoScorablePairs(ValueError):
+    """:func:`score_pairs` could score no pair (every response missing, failed or unparseable).
+
+    A ``ValueError``; ``counts`` holds the counts by status, so a caller (the audit, which goes on
+    with its next batch) decides on the type, never on the message.
+
+    Examples
+    --------
+    >>> err = NoScorablePairs({"requested": 2, "scored": 0, "unparseable": 2})
+    >>> isinstance(err, ValueError), err.counts["unparseable"]
+    (True, 2)
+    """
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        self.counts = dict(counts)
+        super().__init__(f"no pair could be scored ({self.counts}); check the responses and the scorer")
 
 
 @dataclass(frozen=True)
@@ -67,7 +85,7 @@ def _score_samples(df: pd.DataFrame, entry: Scorer, policy: str, opts: dict[str,
     """
     si, sj = _sample_lists(df, "i"), _sample_lists(df, "j")
     n = len(df)
-    if entry.outcome == "interval":
+    if directed(entry.outcome):
         for side, lists in (("i", si), ("j", sj)):
             rows = [r for r in range(n) for _ in lists[r]]
             texts = [t for r in range(n) for t in lists[r]]
@@ -103,14 +121,14 @@ def _score_samples(df: pd.DataFrame, entry: Scorer, policy: str, opts: dict[str,
 
 def score_pairs(
     pairs: PairSet,
-    scorer: str,
+    scorer: str | Scorer,
     *,
     unparseable: str = "exclude",
     backend: Any = None,
     rater: Callable[[str], float | None] | None = None,
     embedder: EmbeddingSimilarity | None = None,
     k: int | None = None,
-    retries: int = 2,
+    retries: int | None = None,
 ) -> ScoreResult:
     """Score the responses ``y_i``, ``y_j`` of every pair.
 
@@ -118,7 +136,8 @@ def score_pairs(
     ----------
     pairs : PairSet
         Pairs with responses (``ipcausal.run`` fills them).
-    scorer : {"choice", "scale", "embedding", "judge", "essay", "mcq"}
+    scorer : Scorer or {"choice", "scale", "embedding", "judge", "essay", "mcq"}
+        A scorer made with its options (:func:`~ipcausal.scoring.get_scorer`), or a name.
         ``"choice"``: same option → 1 else 0 (options parsed from the ``options`` column when
         present, else the answers are compared as labels); ``"scale"``: 1 − |a − b|/(k − 1)
         for the first number in each answer; ``"embedding"``: (1 + cos)/2 of sentence
@@ -137,8 +156,9 @@ def score_pairs(
         Reuse a loaded embedding model.
     k : int, optional
         Points on the scale (``"scale"``); else the ``scale_k`` column.
-    retries : int
-        Judge retries for replies without a rating.
+    retries : int, optional
+        Judge retries for replies without a rating (default 2).
+    The options given here are added to (and override) those ``scorer`` was made with.
 
     With repeated samples (``samples_i``/``samples_j`` from ``ipcausal run --n K``) every sample is
     scored: interval scorers add ``scores_i``/``scores_j`` (one score per sample; ``ipcausal.test``
@@ -166,7 +186,15 @@ def score_pairs(
     policy = check_policy(unparseable)
     if len(pairs) == 0:
         raise ValueError("`pairs` is empty")
-    entry = check_scorer(scorer, pairs.columns, backend=backend, k=k, rater=rater)
+    made = get_scorer(scorer, backend=backend, rater=rater, embedder=embedder, k=k, retries=retries) \
+        if isinstance(scorer, Scorer) else scorer
+    entry = check_scorer(made, pairs.columns, backend=backend, k=k, rater=rater)
+    opts = {"backend": None, "rater": None, "embedder": None, "k": None, "retries": 2,
+            **(made.options if isinstance(made, Scorer) else {})}
+    for key, value in (("backend", backend), ("rater", rater), ("embedder", embedder), ("k", k),
+                       ("retries", retries)):
+        if value is not None:
+            opts[key] = value
     for col in ("y_i", "y_j"):
         if col not in pairs:
             raise ValueError(f"`pairs` has no `{col}` column: run the model first (`ipcausal run`)")
@@ -174,9 +202,8 @@ def score_pairs(
     df = df.drop(columns=[c for c in ("score_i", "score_j", "similarity") if c in df.columns])
     yi, yj = df["y_i"].tolist(), df["y_j"].tolist()
     n = len(df)
-    similarity = entry.outcome == "similarity"
-    got = entry.fn(df, yi, yj, {"backend": backend, "rater": rater, "embedder": embedder, "k": k,
-                                "retries": retries})
+    similarity = not directed(entry.outcome)
+    got = entry.fn(df, yi, yj, opts)
     desc = got.desc
     extra = got.extra or {}
     if similarity:
@@ -210,8 +237,7 @@ def score_pairs(
     for name, vals in extra.items():
         df[name] = vals
     if "samples_i" in df.columns and "samples_j" in df.columns:
-        _score_samples(df, entry, policy, {"backend": backend, "rater": rater, "embedder": embedder, "k": k,
-                                           "retries": retries})
+        _score_samples(df, entry, policy, opts)
     df["scorer"] = desc
     counts = {
         "requested": n,
@@ -224,7 +250,7 @@ def score_pairs(
     dropped = df.loc[~keep].drop(columns=[c for c in ("similarity", "score_i", "score_j") if c in df.columns])
     kept = df.loc[keep]
     if kept.empty:
-        raise ValueError(f"no pair could be scored ({counts}); check the responses and the scorer")
+        raise NoScorablePairs(counts)
     return ScoreResult(
         pairs=PairSet.from_frame(kept),
         dropped=dropped.reset_index(drop=True),

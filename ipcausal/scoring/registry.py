@@ -2,8 +2,12 @@
 
 A :class:`Scorer` says which outcome it makes (``"similarity"`` of the two responses, or an
 ``"interval"`` score per response), which columns and options it needs (checked by
-:func:`check_scorer` before any model is called), and its function.  :func:`ipcausal.scoring.score_pairs`
-looks the name up here; a new scorer is one :func:`register` call.
+:func:`check_scorer` before any model is called), its function, and — once made with its options
+by :func:`get_scorer` (``get_scorer("essay", rater=…)``, ``get_scorer("judge", backend=…)``) — the
+options it scores with and the known bound on |Δ| of its scores.  Code above the scorers (the
+study layer, the cases) passes such an object around, never the options one by one.
+:func:`ipcausal.scoring.score_pairs` takes a Scorer or a registered name; a new scorer is one
+:func:`register` call.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
@@ -53,6 +60,24 @@ class Scorer:
         ``fn(frame, y_i, y_j, options) -> Scored``.
     check : callable, optional
         ``check(columns, options)`` raising ``ValueError`` for what can be validated up front.
+    accepts : tuple of str
+        The options it takes (``backend``, ``rater``, ``embedder``, ``k``, ``retries``, ``bound``).
+    bound : float, optional
+        The known bound on |score_j − score_i| of an interval scorer made with ``options``
+        (``None``: unknown, or a similarity scorer); :func:`get_scorer` sets it.
+    options : mapping
+        The options it scores with (read-only; empty for a registry entry).
+
+    Examples
+    --------
+    >>> from ipcausal.scoring import get_scorer
+    >>> mcq = get_scorer("mcq")
+    >>> mcq.name, mcq.outcome, mcq.bound
+    ('mcq', 'interval', 1.0)
+    >>> get_scorer("essay", rater=len).bound is None  # a custom rater has no known range
+    True
+    >>> get_scorer("essay", rater=len, bound=100).bound
+    100.0
     """
 
     name: str
@@ -61,6 +86,21 @@ class Scorer:
     needs_backend: bool
     fn: Callable[..., Scored]
     check: Callable[[set[str], dict[str, Any]], None] | None = None
+    accepts: tuple[str, ...] = ()
+    bound: float | None = None
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def describe(self) -> str:
+        """The scorer's name with the options it was made with (``essay(rater=...)``), for messages."""
+        if not self.options:
+            return self.name
+        return f"{self.name}(" + ", ".join(f"{k}={_short(v)}" for k, v in sorted(self.options.items())) + ")"
+
+
+def _short(value: Any) -> str:
+    name = getattr(value, "name", None) or getattr(value, "__name__", None)
+    return str(name) if isinstance(name, str) else type(value).__name__ if not isinstance(value, (int, float)) \
+        else repr(value)
 
 
 REGISTRY: dict[str, Scorer] = {}
@@ -76,11 +116,69 @@ def register(scorer: Scorer) -> Scorer:
     return scorer
 
 
-def get_scorer(name: Any) -> Scorer:
-    """The registered scorer called ``name`` (error names the choices)."""
-    if not isinstance(name, str) or name not in REGISTRY:
+def get_scorer(name: Any, **options: Any) -> Scorer:
+    """The scorer ``name`` made with ``options`` (a :class:`Scorer`; ``name`` may be a Scorer to add options to).
+
+    Parameters
+    ----------
+    name : str or Scorer
+        A registered scorer (:data:`SCORERS`), or a Scorer whose options are extended.
+    **options
+        What the scorer takes (its ``accepts``): ``backend`` (the judge of ``"judge"`` and
+        ``"essay"``), ``rater`` (``"essay"``: any ``str -> float``), ``embedder``
+        (``"embedding"``), ``k`` (``"scale"``), ``retries`` (judge retries of a reply without a
+        rating), ``bound`` (interval scorers: the bound on |Δ| when the default does not apply).
+        ``None`` values are left out.
+
+    Returns
+    -------
+    Scorer
+        With ``options`` and ``bound``: 1 for ``"mcq"``; 5 for ``"essay"`` rated 1..6 by the rubric
+        judge or the offline rater; ``bound`` when given; else ``None`` (unknown).
+
+    Examples
+    --------
+    >>> from ipcausal.scoring import get_scorer
+    >>> get_scorer("scale", k=5).describe()
+    'scale(k=5)'
+    >>> get_scorer("mcq", rater=len)
+    Traceback (most recent call last):
+    ...
+    ValueError: scorer 'mcq' takes no option `rater` (it takes: bound)
+    """
+    options = {k: v for k, v in options.items() if v is not None}
+    if isinstance(name, Scorer):
+        entry, options = REGISTRY.get(name.name, name), {**name.options, **options}
+    elif isinstance(name, str) and name in REGISTRY:
+        entry = REGISTRY[name]
+    else:
         raise ValueError(f"`scorer` must be one of {', '.join(repr(s) for s in REGISTRY)}, got {name!r}")
-    return REGISTRY[name]
+    opts = options
+    for key in opts:
+        if key not in entry.accepts:
+            raise ValueError(f"scorer {entry.name!r} takes no option `{key}` (it takes: "
+                             f"{', '.join(entry.accepts) or 'none'})")
+    if "retries" in opts and (isinstance(opts["retries"], bool) or not isinstance(opts["retries"], int)
+                              or opts["retries"] < 0):
+        raise ValueError(f"`retries` must be an integer >= 0, got {opts['retries']!r}")
+    bound = _bound(entry, opts)
+    if not opts:
+        return entry
+    return replace(entry, bound=bound, options=MappingProxyType(opts))
+
+
+def _bound(entry: Scorer, opts: dict[str, Any]) -> float | None:
+    """The bound of ``entry`` made with ``opts`` (see :func:`get_scorer`)."""
+    value = opts.get("bound")
+    if value is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"`bound` must be a finite number > 0, got {value!r}")
+        if value <= 0:
+            raise ValueError(f"`bound` must be > 0, got {value!r}")
+        return float(value)
+    if entry.name == "essay" and opts.get("rater") is not None and not isinstance(opts["rater"], OfflineEssayRater):
+        return None  # a custom rater: no known range
+    return entry.bound
 
 
 def check_scorer(name: str, columns: Any, *, backend: Any = None, **options: Any) -> Scorer:
@@ -98,12 +196,14 @@ def check_scorer(name: str, columns: Any, *, backend: Any = None, **options: Any
     ValueError: scorer 'mcq' needs the column `correct_option` in `pairs`
     """
     scorer = get_scorer(name)
+    options = {**scorer.options, **{k: v for k, v in options.items() if v is not None}}
+    backend = scorer.options.get("backend") if backend is None else backend
     cols = set(columns)
     for col in scorer.columns:
         if col not in cols:
-            raise ValueError(f"scorer {name!r} needs the column `{col}` in `pairs`")
+            raise ValueError(f"scorer {scorer.name!r} needs the column `{col}` in `pairs`")
     if scorer.needs_backend and backend is None:
-        raise ValueError(f"`backend` is required for scorer {name!r} (the LLM judge)")
+        raise ValueError(f"`backend` is required for scorer {scorer.name!r} (the LLM judge)")
     if scorer.check is not None:
         scorer.check(cols, dict(options))
     return scorer
@@ -254,14 +354,15 @@ def _mcq(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
 
 for _s in (
     Scorer("choice", "similarity", (), False, _choice),
-    Scorer("scale", "similarity", (), False, _scale, _check_scale),
-    Scorer("embedding", "similarity", (), False, _embedding),
-    Scorer("judge", "similarity", ("x_i",), True, _judge),
-    Scorer("essay", "interval", (), False, _essay, _check_essay),
-    Scorer("mcq", "interval", ("options", "correct_option"), False, _mcq),
+    Scorer("scale", "similarity", (), False, _scale, _check_scale, accepts=("k",)),
+    Scorer("embedding", "similarity", (), False, _embedding, accepts=("embedder",)),
+    Scorer("judge", "similarity", ("x_i",), True, _judge, accepts=("backend", "retries")),
+    Scorer("essay", "interval", (), False, _essay, _check_essay, accepts=("rater", "backend", "retries", "bound"),
+           bound=5.0),  # the rubric judge and the offline rater rate 1..6
+    Scorer("mcq", "interval", ("options", "correct_option"), False, _mcq, accepts=("bound",), bound=1.0),
 ):
     register(_s)
 
 #: The registered scorers' names, and those that give a similarity outcome.
 SCORERS: tuple[str, ...] = tuple(REGISTRY)
-SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if v.outcome == "similarity")
+SIMILARITY_SCORERS: tuple[str, ...] = tuple(k for k, v in REGISTRY.items() if not directed(v.outcome))

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
+from ipcausal.stats._threads import n_threads
 from ipcausal.stats._validate import as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import MMDTestResult
 
@@ -166,7 +167,7 @@ def mmd_permutation_test(
                              pvalue_se=0.0, **common)
     seed = seed_from(rng)
     parallel = (_threads > 1) if _threads is not None else (
-        n_resamples * n >= PARALLEL_MIN_STEPS and _n_threads() > 1)
+        n_resamples * n >= PARALLEL_MIN_STEPS and n_threads() > 1)
     if table:
         kern = K.split_counts_parallel if parallel else K.split_counts
         ge = int(kern(tab, thr, n_resamples, seed))
@@ -243,9 +244,3 @@ def similarity_matrices(
                     cache[key] = v
                 out[p, i, j] = out[p, j, i] = cache[key]
     return out
-
-
-def _n_threads() -> int:
-    from ipcausal.stats._threads import n_threads
-
-    return n_threads()

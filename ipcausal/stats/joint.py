@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.stats import _kernels as K
+from ipcausal.stats._threads import n_threads
 from ipcausal.stats._validate import ALTERNATIVES, as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import WestfallYoungResult
 
@@ -200,7 +201,7 @@ def _closed(yi, k, fam, obs, eps, two_sided, sigma, method, n_resamples, rng, th
             p_sub[mk] = K.closed_exact_counts(*args) / float(perms.shape[0] ** n_inf)
         else:
             parallel = (threads > 1) if threads is not None else (
-                n_resamples * radix.size >= PARALLEL_MIN_STEPS and _n_threads() > 1)
+                n_resamples * radix.size >= PARALLEL_MIN_STEPS and n_threads() > 1)
             kern = K.closed_counts_parallel if parallel else K.closed_counts
             p_sub[mk] = (1.0 + kern(*args, n_resamples, seed)) / (n_resamples + 1.0)
     raw = np.array([p_sub[1 << i] for i in range(m)])
@@ -344,7 +345,7 @@ def westfall_young(
         seed = seed_from(rng)
         threads = _threads
         parallel = (threads > 1) if threads is not None else (
-            n_resamples * radix.size >= PARALLEL_MIN_STEPS and _n_threads() > 1)
+            n_resamples * radix.size >= PARALLEL_MIN_STEPS and n_threads() > 1)
         kern = K.wy_counts_parallel if parallel else K.wy_counts
         hist, sd = kern(*args, n_resamples, seed)
         c_obs = np.array([(pool_obs >= t).sum() for t in thr], dtype=np.float64)
@@ -365,9 +366,3 @@ def westfall_young(
         pvalue=p_omni, raw_pvalues=tuple(raw.tolist()), adjusted_pvalues=tuple(adj.tolist()),
         method="exact-enumeration" if L is None else "monte-carlo", n_resamples=L, pvalue_se=se,
         procedure=procedure, **common)
-
-
-def _n_threads() -> int:
-    from ipcausal.stats._threads import n_threads
-
-    return n_threads()

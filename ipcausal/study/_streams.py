@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.betting import SequentialState, sequential_sign_state, sequential_state, sequential_update
 from ipcausal.stats.eholm import e_bonferroni, e_holm
 from ipcausal.stats.null import sample_summary
 from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
+from ipcausal.study.groups import orient
 from ipcausal.study.results import AuditInfo, GroupResult, Report, SequentialInfo
 
 __all__ = ["CORRECTIONS", "Stream", "Plan", "plan", "next_batch", "feed_batch", "feed_units", "decide", "assemble", "MAX_PATH"]
@@ -75,23 +77,7 @@ class Plan:
         return len(self.frame)
 
 
-def _orient(bi: np.ndarray, bj: np.ndarray, idx: np.ndarray, order: tuple[str, ...] | None,
-            one_sided: bool) -> tuple[str, str]:
-    counts: dict[tuple[str, str], int] = {}
-    for x, y in zip(bi[idx], bj[idx]):
-        counts[(x, y)] = counts.get((x, y), 0) + 1
-    if order is not None:
-        rank = {b: i for i, b in enumerate(order)}
-        a, b = sorted({bi[idx[0]], bj[idx[0]]}, key=lambda x: rank[x])
-        return a, b
-    if one_sided and len(counts) > 1:
-        x, y = sorted({bi[idx[0]], bj[idx[0]]})
-        raise ValueError(f"`order`: group {x} vs {y} is stored both ways, so a one-sided `alternative` has no "
-                         "fixed direction; pass `order` (a list of backgrounds)")
-    return min(counts, key=lambda o: (-counts[o], o))
-
-
-def plan(ps: PairSet, opts: dict[str, Any], gen: np.random.Generator) -> Plan:
+def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
     """Groups, units and the seeded order of the units (a permutation drawn from ``gen``)."""
     df = ps.to_frame().reset_index(drop=True)
     bi = df["background_i"].astype(str).to_numpy(object)
@@ -101,16 +87,19 @@ def plan(ps: PairSet, opts: dict[str, Any], gen: np.random.Generator) -> Plan:
         if x == y:
             raise ValueError(f"`pairs`: row {r} has the same background on both sides ({x!r})")
         keys.setdefault(frozenset((x, y)), []).append(r)
-    cluster = opts["cluster"]
+    cluster = opts.cluster
     labels = df[cluster].astype(str).to_numpy(object) if cluster is not None else None
     streams: list[Stream] = []
     units: list[np.ndarray] = []
     unit_stream: list[int] = []
     sign = np.ones(len(df))
-    interval = opts["outcome"] == "interval"
+    interval = directed(opts.outcome)
+    rank = {b: i for i, b in enumerate(opts.order)} if opts.order is not None else None
     for key in sorted(keys, key=lambda k: sorted(k)):
         idx = np.asarray(keys[key])
-        a, b = _orient(bi, bj, idx, opts["order"], opts["alternative"] != "two-sided")
+        low, high = sorted(key)
+        forward = int(np.sum(bi[idx] == low))
+        a, b = orient(low, high, forward, idx.size, rank=rank, one_sided=interval and opts.alternative != "two-sided")
         if interval:
             sign[idx] = np.where(bi[idx] == a, 1.0, -1.0)
         if labels is None:
@@ -122,17 +111,17 @@ def plan(ps: PairSet, opts: dict[str, Any], gen: np.random.Generator) -> Plan:
             group_units = [np.asarray(v) for v in by.values()]
         biggest = max(u.size for u in group_units)
         if interval:
-            state = sequential_state(bound=opts["bound"] * biggest, alpha=opts["alpha"],
-                                     alternative=opts["alternative"], method=opts["method"])
+            state = sequential_state(bound=opts.bound * biggest, alpha=opts.alpha,
+                                     alternative=opts.alternative, method=opts.method)
         else:
-            state = sequential_sign_state(m0=opts["m0"], alpha=opts["alpha"], alternative=opts["alternative"],
-                                          method=opts["method"])
+            state = sequential_sign_state(m0=opts.m0, alpha=opts.alpha, alternative=opts.alternative,
+                                          method=opts.method)
         s = len(streams)
         streams.append(Stream(a, b, state, int(idx.size), len(group_units), len(group_units)))
         units.extend(group_units)
         unit_stream.extend([s] * len(group_units))
     order = gen.permutation(len(units))
-    return Plan(df, units, np.asarray(unit_stream), order, sign, streams, opts["outcome"], labels is not None)
+    return Plan(df, units, np.asarray(unit_stream), order, sign, streams, opts.outcome, labels is not None)
 
 
 def next_batch(p: Plan, batch_size: int, max_pairs: int | None) -> np.ndarray | None:
@@ -170,15 +159,15 @@ def feed_batch(p: Plan, scored: PairSet | None) -> None:
     if scored is not None:
         sdf = scored.to_frame()
         ids = sdf["pair_id"].astype(str).tolist()
-        if p.outcome == "interval" and "scores_i" in sdf.columns and "scores_j" in sdf.columns:
+        if directed(p.outcome) and "scores_i" in sdf.columns and "scores_j" in sdf.columns:
             vals = [_sample_delta(a, b) for a, b in zip(sdf["scores_i"], sdf["scores_j"])]  # repeated samples
-        elif p.outcome == "interval":
+        elif directed(p.outcome):
             vals = (sdf["score_j"].to_numpy(np.float64) - sdf["score_i"].to_numpy(np.float64)).tolist()
         else:
             vals = sdf["similarity"].to_numpy(np.float64).tolist()
         value = {i: v for i, v in zip(ids, vals) if v == v}  # a pair without a scored sample is left out
     pid = p.frame["pair_id"].astype(str).to_numpy(object)
-    feed_units(p, [(u, [value[pid[q]] * (p.sign[q] if p.outcome == "interval" else 1.0) for q in p.units[u]
+    feed_units(p, [(u, [value[pid[q]] * (p.sign[q] if directed(p.outcome) else 1.0) for q in p.units[u]
                         if pid[q] in value]) for u in p.batch_units])
 
 
@@ -195,7 +184,7 @@ def feed_units(p: Plan, units: list[tuple[int, list[float]]]) -> None:
             continue
         s = p.unit_stream[u]
         stream = p.streams[s]
-        v = float(np.sum(got)) if p.outcome == "interval" else float(np.mean(got))
+        v = float(np.sum(got)) if directed(p.outcome) else float(np.mean(got))
         per.setdefault(int(s), []).append(v)
         stream.used += len(got)
         stream.units_used += 1
@@ -205,7 +194,7 @@ def feed_units(p: Plan, units: list[tuple[int, list[float]]]) -> None:
         try:
             stream.state = sequential_update(stream.state, vals, name="bound")
         except ValueError as exc:
-            if p.outcome == "interval":
+            if directed(p.outcome):
                 raise ValueError(f"`bound` is too small for the scores: {exc}; give the largest possible "
                                  "|score_j − score_i|") from None
             raise
@@ -228,13 +217,13 @@ def _e(state: SequentialState) -> float:
         return math.inf
 
 
-def decide(p: Plan, opts: dict[str, Any]) -> None:
+def decide(p: Plan, opts: Any) -> None:
     """Combine the e-values across the groups (e-Holm / e-Bonferroni) and mark the decided groups."""
     e = np.array([min(_E_CAP, _e(s.state)) for s in p.streams])
-    alpha = opts["alpha"]
-    if opts["correction"] == "e-holm":
+    alpha = opts.alpha
+    if opts.correction == "e-holm":
         adjusted = np.asarray(e_holm(e, alpha=alpha).e_adjusted)
-    elif opts["correction"] == "e-bonferroni":
+    elif opts.correction == "e-bonferroni":
         adjusted = np.asarray(e_bonferroni(e, alpha=alpha).e_adjusted)
     else:
         adjusted = e
@@ -243,10 +232,10 @@ def decide(p: Plan, opts: dict[str, Any]) -> None:
         s.max_adjusted = max(s.max_adjusted, float(adj))
         if s.reason is not None:
             continue
-        crossed = s.state.reject if opts["correction"] == "none" else adj >= 1.0 / alpha
+        crossed = s.state.reject if opts.correction == "none" else adj >= 1.0 / alpha
         if crossed:
             s.reason = "rejected"
-        elif opts["margin"] is not None and s.state.n > 0 and s.state.equivalent(opts["margin"]):
+        elif opts.margin is not None and s.state.n > 0 and s.state.equivalent(opts.margin):
             s.reason = "equivalent"
 
 
@@ -257,10 +246,10 @@ def _thin(n: list[int], e: list[float]) -> tuple[tuple[int, ...], tuple[float, .
     return tuple(int(x) for x in n), tuple(float(x) for x in e)
 
 
-def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int], seed: int | None) -> Report:
+def assemble(p: Plan, opts: Any, *, model: str, counts: dict[str, int], seed: int | None) -> Report:
     """The Report of the audit: one :class:`GroupResult` per group, ``audit`` with the counts."""
     groups = []
-    alpha, interval = opts["alpha"], p.outcome == "interval"
+    alpha, interval = opts.alpha, directed(p.outcome)
     for s in p.streams:
         if s.reason is None:
             s.reason = "exhausted" if s.remaining == 0 else "max_pairs"
@@ -275,10 +264,10 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
             statistic = s.total / s.units_used if s.units_used else math.nan
         else:  # the share of untied similarities below m0 (1/2 under H0), which the CS covers
             v = np.asarray(s.values, dtype=np.float64)
-            untied = v[v != opts["m0"]]
-            statistic = effect = float(np.mean(untied < opts["m0"])) if untied.size else math.nan
+            untied = v[v != opts.m0]
+            statistic = effect = float(np.mean(untied < opts.m0)) if untied.size else math.nan
             lo, hi = st.ci_low, st.ci_high
-        if opts["correction"] == "none":
+        if opts.correction == "none":
             p_adj = st.pvalue
         else:
             p_adj = min(1.0, 1.0 / s.max_adjusted) if s.max_adjusted > 0 else 1.0
@@ -300,17 +289,17 @@ def assemble(p: Plan, opts: dict[str, Any], *, model: str, counts: dict[str, int
     stopped = ("decided" if all(s.reason in ("rejected", "equivalent") for s in p.streams)
                else "max_pairs" if p.capped else "exhausted")
     info = AuditInfo(**{k: v for k, v in counts.items() if k != "requests_new"},  # requests_new: of the run
-                     stopped=stopped, batch_size=opts["batch_size"], max_pairs=opts["max_pairs"],
-                     margin=opts["margin"], bound=opts["bound"], bet=opts["method"],
-                     alternative=opts["alternative"], threshold=1.0 / alpha,
-                     threshold_all=(m / alpha) if opts["correction"] != "none" else 1.0 / alpha, groups=m,
-                     seed=seed, cluster=opts["cluster"])
+                     stopped=stopped, batch_size=opts.batch_size, max_pairs=opts.max_pairs,
+                     margin=opts.margin, bound=opts.bound, bet=opts.method,
+                     alternative=opts.alternative, threshold=1.0 / alpha,
+                     threshold_all=(m / alpha) if opts.correction != "none" else 1.0 / alpha, groups=m,
+                     seed=seed, cluster=opts.cluster)
     if interval:
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
-        direction = (f"effect = share of the similarities below {opts['m0']:g} (ties dropped; 1/2 under H0), "
+        direction = (f"effect = share of the similarities below {opts.m0:g} (ties dropped; 1/2 under H0), "
                      "with its confidence sequence")
     h0 = groups[0].detail.null_hypothesis if groups else ""
-    return Report(groups=tuple(groups), outcome=p.outcome, alpha=alpha, correction=opts["correction"],
-                  method="sequential", m0=opts["m0"] if not interval else None, paper_compat=False,
+    return Report(groups=tuple(groups), outcome=p.outcome, alpha=alpha, correction=opts.correction,
+                  method="sequential", m0=opts.m0 if not interval else None, paper_compat=False,
                   null_hypothesis=h0, direction=direction, audit=info)

@@ -1,28 +1,16 @@
-"""The three case studies end to end: build → run → score → test → report.
+"""Any registered case end to end: pairs → run → score → test → report.
 
-=============  ==========================  =====================  ==========================
-case           backgrounds                 outcome (scorer)       test
-=============  ==========================  =====================  ==========================
-``culture``    us, uk                      similarity (embedding)  sign test, M0 = 0.8
-``education``  sae, aae, esl                essay rating (offline)  permutation, Bonferroni /3
-``echo``       true_belief, false_belief   correctness (mcq)       permutation
-=============  ==========================  =====================  ==========================
-
-:func:`run_case` takes pairs (the embedded demo set by default, or a PairSet file built
-with ``ipcausal build``), runs them through a backend with a response cache in the output
-folder (so a killed run resumes without asking the model again), scores, tests and writes
-``responses.jsonl``, ``pairs.jsonl`` (scored), ``dropped.jsonl`` (if any), ``report.json``,
-and ``meta.json`` (the Report with the case's counts and settings; ``ipcausal case`` and
-``ipcausal demo`` render it as ``report.md``/``report.html`` with :mod:`ipcausal.report`, which
-this module does not import).  :func:`run_demo` does all three on the demo sets with the local
-model.
-
-The demo pairs come from :func:`ipcausal.builders.demo_pairs` (the one source of them, also
-behind ``ipcausal build demo``).  The education case is the study's: SAE, AAE (the rule-based,
-seeded :func:`ipcausal.interventions.aae_features` — an approximation native speakers have not
-validated) and ESL (3 rule-based learner errors), three style pairs, Bonferroni over 3.  Essays are
-asked for at about 80 words (not the study's 300–350) to keep the demo within minutes on two CPU
-cores, and the offline rater's length target is set to match.
+A case is a :class:`ipcausal.cases.Case` (the three built-ins, ``culture``, ``education`` and
+``echo``, and any a plugin publishes; see ``ipcausal cases``).  :func:`run_case` takes its pairs
+(the case's embedded demo set by default, or a PairSet file built with ``ipcausal build``), runs
+them through a backend with a response cache in the output folder (so a killed run resumes
+without asking the model again), scores them with the case's scorer, tests them with the case's
+test defaults and writes ``responses.jsonl``, ``pairs.jsonl`` (scored), ``dropped.jsonl`` (if
+any), ``report.json`` and ``meta.json`` (the Report with the run's counts and settings;
+``ipcausal case`` and ``ipcausal demo`` render it as ``report.md``/``report.html`` with
+:mod:`ipcausal.report`, which this module does not import).  :func:`run_demo` runs the
+built-in cases on their demo sets with the local model.  Nothing here branches on a case's name:
+what differs between cases is a field of its Case.
 """
 
 from __future__ import annotations
@@ -37,39 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.pairs import PairSet
+from ipcausal.study.record import RunRecord, dropped_by_reason, write_outputs
 
-__all__ = ["CASES", "CASE_TITLES", "CaseResult", "prepare_case", "run_case", "run_case_sequential", "run_demo",
-           "max_tokens_for"]
-
-from ipcausal.study.defaults import CASES  # noqa: E402 - defined with the other defaults
-CASE_TITLES = {
-    "culture": "Cultural adaptation: American vs British English markers",
-    "education": "Education disparity: essays for SAE vs learner-English prompts",
-    "echo": "Echo chamber: the user states a true vs a false belief",
-}
-DEMO_ESSAY_TARGET = (60, 110)
-_SCORER = {"culture": "embedding", "education": "essay", "echo": "mcq"}
-_MAX_TOKENS = {"culture": 40, "education": 112, "echo": 8}  # demo budgets (two CPU cores)
-_SOURCE_MAX_TOKENS = {"culture": 256, "education": 640, "echo": 16}  # full-size tasks (300-350-word essays)
-_DEMO_LIMIT = {"culture": None, "education": 20, "echo": None}
+__all__ = ["CaseResult", "prepare_case", "run_case", "run_case_sequential", "run_demo", "max_tokens_for"]
 
 
-def max_tokens_for(case: str, *, demo: bool) -> int:
-    """The generation budget of ``case``: small for the embedded demo sets, full-size for built pairs.
+def max_tokens_for(case: Any, *, demo: bool) -> int:
+    """The generation budget of ``case``: its demo set's, or its full-size pairs'.
 
     Examples
     --------
     >>> max_tokens_for("echo", demo=True), max_tokens_for("education", demo=False)
     (8, 640)
     """
-    case = _check_case(case)
-    return (_MAX_TOKENS if demo else _SOURCE_MAX_TOKENS)[case]
+    from ipcausal.cases.registry import get_case
 
-
-def _check_case(case: Any) -> str:
-    if case not in CASES:
-        raise ValueError(f"`case` must be one of {', '.join(repr(c) for c in CASES)}, got {case!r}")
-    return str(case)
+    return get_case(case).source(given=not demo).max_tokens
 
 
 @dataclass(frozen=True)
@@ -100,83 +71,116 @@ def _cluster_column(ps: PairSet) -> str | None:
     return None
 
 
-def _case_pairs(case: str, pairs: Any, limit: int | None, seed: int) -> tuple[PairSet, str]:
-    """The pairs of ``case``: the given ones (a PairSet or file) or the embedded demo set."""
+def _check_limit(limit: Any) -> None:
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+
+
+def _case_pairs(case: Any, pairs: Any, limit: int | None, seed: int) -> tuple[PairSet, str, Any]:
+    """``(pairs, label, source)``: the given pairs (a PairSet or file) or the case's demo set, and the
+    :class:`~ipcausal.cases.PairSource` whose budget and scorer a run on them uses."""
     if isinstance(pairs, (str, os.PathLike)):
         pairs = PairSet.read(pairs)
+    _check_limit(limit)
     if pairs is None:
-        from ipcausal.builders import demo_pairs
-
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-            raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
-        return demo_pairs(case, rng=seed, limit=limit if limit is not None else _DEMO_LIMIT[case]), "embedded demo set"
+        src = case.source(given=False)
+        ps = src.load(seed, limit if limit is not None else src.limit)
+        if not isinstance(ps, PairSet):
+            raise TypeError(f"case {case.name!r}: its demo `load` returned a {type(ps).__name__}, not a PairSet")
+        return ps, src.label, src
     if isinstance(pairs, PairSet):
-        return (pairs.head(limit) if limit is not None else pairs), "given pairs"
+        src = case.source(given=True)
+        return (pairs.head(limit) if limit is not None else pairs), "given pairs", src
+
+
     raise TypeError("`pairs` must be a PairSet, a file path or None")
 
 
-def _case_scoring(case: str, scorer: str | None, judge_backend: Any, rater: Any, embedder: Any, *,
-                  demo: bool) -> tuple[str, dict[str, Any]]:
-    """The scorer of ``case`` and its options (a judge when given, the demo's essay target)."""
-    from ipcausal.scoring import OfflineEssayRater
+def prepare_case(
+    case: Any,
+    pairs: PairSet | str | os.PathLike[str] | None = None,
+    *,
+    scorer: Any = None,
+    judge: bool = False,
+    limit: int | None = None,
+    unparseable: str = "exclude",
+    seed: int = 0,
+) -> tuple[PairSet, str, Any]:
+    """Check a case's inputs before any model is loaded or asked: ``(pairs, source, scorer)``.
 
-    name = scorer or ("judge" if case == "culture" and judge_backend is not None else _SCORER[case])
-    kw: dict[str, Any] = {}
-    if name == "judge":
-        if judge_backend is None:
-            raise ValueError("scorer 'judge' needs `judge_backend`")
-        kw["backend"] = judge_backend
-    elif name == "essay":
-        if rater is not None:
-            kw["rater"] = rater
-        elif judge_backend is not None:
-            kw["backend"] = judge_backend
-        elif demo:
-            kw["rater"] = OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)
-    elif name == "embedding" and embedder is not None:
-        kw["embedder"] = embedder
-    return name, kw
+    Reads (or builds) the pairs, applies ``limit``, picks the scorer (``scorer``, a Scorer or a
+    registered name; else the case's for these pairs, its judged variant with ``judge``) and
+    checks with :func:`ipcausal.scoring.check_scorer` that the pairs have the columns it needs and
+    that a judge is given when it needs one (``judge``: whether a judge backend will be given).
+    ``ipcausal case`` calls it before it loads the model; :func:`run_case` before the first request.
+
+    Examples
+    --------
+    >>> import ipcausal
+    >>> ps = ipcausal.PairSet.from_records([{"pair_id": 1, "background_i": "true_belief",
+    ...     "background_j": "false_belief", "x_i": "q?", "x_j": "q?"}])
+    >>> prepare_case("echo", ps)
+    Traceback (most recent call last):
+    ...
+    ValueError: scorer 'mcq' needs the column `options` in `pairs`
+    """
+    from ipcausal.cases.registry import get_case
+    from ipcausal.scoring import check_policy, check_scorer, get_scorer
+
+    case = get_case(case)
+    _check_limit(limit)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
+    check_policy(unparseable)
+    if not isinstance(judge, bool):
+        raise TypeError(f"`judge` must be True or False, got {judge!r}")
+    ps, source, _ = _case_pairs(case, pairs, limit, seed)
+    if len(ps) == 0:
+        raise ValueError("`pairs` holds no pairs: there is nothing to run")
+    if scorer is None:
+        made = case.judged if judge and case.judged is not None else case.scorer_for(given=pairs is not None)
+    else:
+        made = get_scorer(scorer)
+    check_scorer(made, ps.columns, backend=True if judge else None)
+    return ps, source, made
 
 
 def run_case(
-    case: str,
+    case: Any,
     backend: Any,
     *,
     pairs: PairSet | str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
-    judge_backend: Any = None,
+    scorer: Any = None,
     limit: int | None = None,
     config: Any = None,
-    scorer: str | None = None,
-    rater: Any = None,
     unparseable: str = "exclude",
     seed: int = 0,
     progress: bool = True,
-    embedder: Any = None,
     samples: int = 1,
 ) -> CaseResult:
-    """Build (or read) the pairs of ``case``, run them on ``backend``, score, test and report.
+    """Read (or make) the pairs of ``case``, run them on ``backend``, score, test and report.
 
     Parameters
     ----------
-    case : {"culture", "education", "echo"}
+    case : str or Case
+        A registered case (``ipcausal cases``; :func:`ipcausal.cases.get_case`) or a Case.
     backend : Backend
         The model under test.
     pairs : PairSet or path, optional
-        Pairs to use (e.g. from ``ipcausal build``); default the embedded demo set.
+        Pairs to use (e.g. from ``ipcausal build``); default the case's embedded demo set.
     out : path, optional
         Output folder (created); holds the response cache, so a rerun resumes.
-    judge_backend : Backend, optional
-        Use an LLM judge: culture → judge similarity (1–5), education → rubric rating (1–6).
+    scorer : Scorer or str, optional
+        How to score (:func:`ipcausal.scoring.get_scorer`, made with its options); default the
+        case's for these pairs.  With an LLM judge: ``case.scorer_for(given, judge=backend)``
+        (culture → judge similarity 1–5, education → rubric rating 1–6).
     limit : int, optional
-        Use only the first ``limit`` items.
+        Use only the first ``limit`` items (default: the demo set's own size).
     config : GenerationConfig, optional
-        Generation settings (default: greedy, seed ``seed``; max_tokens 40/112/8 for the demo
-        sets of culture/education/echo, 256/640/16 for given pairs).
-    scorer : str, optional
-        Override the case's scorer (see :data:`ipcausal.scoring.SCORERS`).
-    rater : callable, optional
-        Essay rater ``str -> float`` for education.
+        Generation settings (default: greedy, seed ``seed``, the case's budget for these pairs —
+        for the built-ins 40/112/8 tokens on the demo sets of culture/education/echo, 256/640/16
+        on given pairs).
     unparseable : {"exclude", "zero"}
         Policy for unscoreable answers.
     seed : int
@@ -184,43 +188,45 @@ def run_case(
     progress : bool
         Progress bars on stderr.
     samples : int
-        Culture only: with r ≥ 2, ask for r sampled answers per prompt (temperature 0.7 unless
-        ``config`` sets one) and test with :func:`ipcausal.distribution_test` — does the background
-        change the distribution of the answer? — instead of the m0 = 0.8 sign test.
+        With r ≥ 2 (a case scored by a free-text similarity, embedding or judge): ask for r sampled
+        answers per prompt (temperature 0.7 unless ``config`` sets one) and test with
+        :func:`ipcausal.distribution_test` — does the background change the distribution of the
+        answer? — instead of the m0 sign test.
 
     Returns
     -------
     CaseResult
+
+    Examples
+    --------
+    >>> from ipcausal.testing import SimulatedModel
+    >>> sim = SimulatedModel(effect=0.5, seed=1, backgrounds=("true_belief", "false_belief"))
+    >>> res = run_case("echo", sim, limit=4, unparseable="zero", progress=False)
+    >>> res.title, res.counts["requested"]
+    ('Echo chamber: the user states a true vs a false belief', 8)
     """
     from ipcausal.backends.base import Backend, GenerationConfig
-    from ipcausal.study.test import MonteCarloResolutionWarning, test
-    from ipcausal.study.run import run, summarize
+    from ipcausal.cases.registry import get_case
     from ipcausal.scoring import score_pairs
+    from ipcausal.study.run import run, summarize
+    from ipcausal.study.test import MonteCarloResolutionWarning, test
 
-    case = _check_case(case)
+    case = get_case(case)
     if not isinstance(backend, Backend):
         raise TypeError("`backend` must implement ipcausal.backends.Backend")
-    if judge_backend is not None and not isinstance(judge_backend, Backend):
-        raise TypeError("`judge_backend` must implement ipcausal.backends.Backend or be None")
     # everything that can be checked is checked before the first request
-    ps, source, name, kw = prepare_case(case, pairs, judge=judge_backend is not None, limit=limit, scorer=scorer,
-                                        rater=rater, unparseable=unparseable, seed=seed)
-    if name == "judge" or (name == "essay" and "rater" not in kw and judge_backend is not None):
-        kw["backend"] = judge_backend
-    if name == "embedding" and embedder is not None:
-        kw["embedder"] = embedder
+    ps, source, made = prepare_case(case, pairs, scorer=scorer, limit=limit, unparseable=unparseable, seed=seed)
+    src = case.source(given=pairs is not None)
     if config is None:
-        budget = max_tokens_for(case, demo=source == "embedded demo set")
-        config = GenerationConfig(max_tokens=budget, temperature=0.0, seed=seed)
+        config = GenerationConfig(max_tokens=src.max_tokens, temperature=0.0, seed=seed)
     if not isinstance(config, GenerationConfig):
         raise TypeError("`config` must be a GenerationConfig")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise ValueError(f"`samples` must be a positive integer, got {samples!r}")
     if samples > 1:
-        if case != "culture":
-            raise ValueError("`samples` > 1 (the distribution test of free text) is for the culture case")
-        if name not in ("embedding", "judge"):
-            raise ValueError(f"`samples` > 1 needs a free-text similarity (embedding or judge), not {name!r}")
+        if made.name not in ("embedding", "judge"):
+            raise ValueError(f"`samples` > 1 (the distribution test of free text) needs a free-text similarity "
+                             f"(embedding or judge), not {made.name!r}")
         from dataclasses import replace as _replace
 
         config = _replace(config, n=samples, temperature=config.temperature or 0.7)
@@ -237,22 +243,14 @@ def run_case(
     summary = summarize(answered)
     t_run = time.perf_counter() - t0
 
-    scored = score_pairs(answered, name, **kw)
+    scored = score_pairs(answered, made, unparseable=unparseable)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
-        if samples >= 2 and case == "culture":
+        if samples >= 2:
             # r sampled answers per side: the free-text test of Definition 1, no m0 threshold
-            from ipcausal.study.distribution import distribution_test
-
-            similarity: Any = name
-            if name == "embedding":
-                from ipcausal.scoring import EmbeddingSimilarity
-
-                emb = kw.get("embedder") or EmbeddingSimilarity()  # a batch scorer: one pair at a time here
-                similarity = lambda a, b: float(emb([a], [b])[0])  # noqa: E731
-            report = distribution_test(scored.pairs, similarity=similarity, rng=seed, backend=kw.get("backend"))
+            report = _distribution_report(scored.pairs, made, seed)
         else:
-            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs))
+            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs), **case.tests.kwargs())
     counts = {
         "pairs": len(ps),
         "requested": summary.requested,
@@ -276,68 +274,90 @@ def run_case(
     if earlier is not None and summary.completed and summary.from_cache == summary.completed:
         # a rerun answered from the cache keeps the first run's time and shows its own apart
         settings["rerun seconds (from cache)"] = round(t_run, 1)
-    if case == "education" and pairs is None:
-        settings["styles"] = ("sae = the prompt as written; aae = rule-based AAE features (an approximation, not "
-                              "validated by native speakers); esl = 3 rule-based learner errors")
-    result = CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings,
-                        complete=summary.failed == 0)
+    if pairs is None:
+        settings.update(src.settings)
     files: dict[str, str] = {}
     if outdir is not None:
-        files["responses"] = str(answered.write(outdir / "responses.jsonl"))
-        files["pairs"] = str(scored.pairs.write(outdir / "pairs.jsonl"))
-        if len(scored.dropped):
-            p = outdir / "dropped.jsonl"
-            scored.dropped.to_json(p, orient="records", lines=True, force_ascii=False)
-            files["dropped"] = str(p)
-        files["report.json"] = str(report.write(outdir / "report.json", title=CASE_TITLES[case], counts=counts,
-                                                settings=settings))
-        (outdir / "meta.json").write_text(json.dumps({"case": case, "title": CASE_TITLES[case], "counts": counts,
-                                                      "settings": settings}, indent=2, default=str))
-    return CaseResult(case, CASE_TITLES[case], scored.pairs, report, counts, settings, files, result.complete)
+        seconds = {"run": settings["run seconds"]}
+        if "rerun seconds (from cache)" in settings:
+            seconds["rerun (from cache)"] = settings["rerun seconds (from cache)"]
+        record = RunRecord(case.title, counts, dropped_by_reason(scored), settings, seconds, summary.cost)
+        files = write_outputs(outdir, report, record, responses=answered, scored=scored.pairs, dropped=scored.dropped,
+                              meta={"case": case.name, "title": case.title, "counts": counts, "settings": settings})
+    return CaseResult(case.name, case.title, scored.pairs, report, counts, settings, files,
+                      complete=summary.failed == 0)
 
 
-def run_case_sequential(case: str, backend: Any, *, pairs: PairSet | str | os.PathLike[str] | None = None,
-                        out: str | os.PathLike[str] | None = None, judge_backend: Any = None,
-                        limit: int | None = None, config: Any = None, unparseable: str = "exclude", seed: int = 0,
-                        progress: bool = True, embedder: Any = None, **audit_options: Any) -> CaseResult:
+def _distribution_report(pairs: PairSet, scorer: Any, seed: int) -> Any:
+    """The distribution test of r sampled answers per side, with ``scorer``'s similarity."""
+    from ipcausal.scoring import EmbeddingSimilarity
+    from ipcausal.study.distribution import distribution_test
+
+    similarity: Any = scorer.name
+    if scorer.name == "embedding":
+        emb = scorer.options.get("embedder") or EmbeddingSimilarity()  # a batch scorer: one pair at a time here
+        similarity = lambda a, b: float(emb([a], [b])[0])  # noqa: E731
+    return distribution_test(pairs, similarity=similarity, rng=seed, backend=scorer.options.get("backend"))
+
+
+def run_case_sequential(case: Any, backend: Any, *, pairs: PairSet | str | os.PathLike[str] | None = None,
+                        out: str | os.PathLike[str] | None = None, scorer: Any = None, limit: int | None = None,
+                        config: Any = None, unparseable: str = "exclude", seed: int = 0, progress: bool = True,
+                        settings: Any = None) -> CaseResult:
     """:func:`run_case` as an anytime-valid audit (:func:`ipcausal.audit`): stop once every pair is decided.
 
     Same pairs, scorer and output files as :func:`run_case` (``responses.jsonl`` then holds only the
     pairs sent); ``seed`` also fixes the order of the pairs, so a rerun with the same ``out``
-    resumes from ``out/cache.sqlite``.  ``audit_options`` (``alpha``, ``margin``, ``max_pairs``,
-    ``batch_size``, ``correction``, ``bound`` …) go to :func:`ipcausal.study.audit.run_audit`.
-    """
-    from ipcausal.backends.base import GenerationConfig
-    from ipcausal.study.audit import run_audit
+    resumes from ``out/cache.sqlite``.  ``settings`` (an :class:`~ipcausal.study.options.AuditSettings`:
+    ``alpha``, ``margin``, ``max_pairs``, ``batch_size``, ``correction`` …) go to the audit; its
+    ``cluster`` is the case's natural cluster when none is set.
 
-    case = _check_case(case)
-    ps, source = _case_pairs(case, pairs, limit, seed)
+    Examples
+    --------
+    >>> from ipcausal.study.options import AuditSettings
+    >>> from ipcausal.testing import SimulatedModel
+    >>> sim = SimulatedModel(effect=0.5, seed=1, backgrounds=("true_belief", "false_belief"))
+    >>> res = run_case_sequential("echo", sim, limit=8, unparseable="zero", progress=False,
+    ...                           settings=AuditSettings(batch_size=4))
+    >>> res.title, res.counts["pairs_available"]
+    ('Echo chamber: the user states a true vs a false belief (sequential audit)', 8)
+    """
+    from dataclasses import replace
+
+    from ipcausal.backends.base import GenerationConfig
+    from ipcausal.cases.registry import get_case
+    from ipcausal.scoring import get_scorer
+    from ipcausal.study.audit import audit
+    from ipcausal.study.options import AuditSettings, RunOptions, given
+
+    case = get_case(case)
+    ps, source, src = _case_pairs(case, pairs, limit, seed)
     if config is None:
-        config = GenerationConfig(max_tokens=max_tokens_for(case, demo=source == "embedded demo set"), seed=seed)
-    name, kw = _case_scoring(case, None, judge_backend, None, embedder, demo=pairs is None)
+        config = GenerationConfig(max_tokens=src.max_tokens, seed=seed)
+    made = get_scorer(scorer) if scorer is not None else case.scorer_for(given=pairs is not None)
+    settings = given(settings, AuditSettings, "settings")
+    if settings.cluster is None:
+        settings = replace(settings, cluster=_cluster_column(ps))
     outdir = Path(out) if out is not None else None
     if outdir is not None:
         outdir.mkdir(parents=True, exist_ok=True)
-    cluster = _cluster_column(ps)
     t0 = time.perf_counter()
-    res = run_audit(ps, backend=backend, scorer=name, rng=seed, cache=outdir / "cache.sqlite" if outdir else None,
-                    config=config, cluster=cluster, unparseable=unparseable, judge_backend=kw.get("backend"),
-                    rater=kw.get("rater"), embedder=kw.get("embedder"), progress=progress, **audit_options)
+    res = audit(ps, backend=backend, scorer=made, settings=settings, rng=seed, unparseable=unparseable,
+                options=RunOptions(config=config, cache=outdir / "cache.sqlite" if outdir else None),
+                progress=progress)
     counts = dict(res.counts)
     counts.update({"completed": res.summary.completed, "from cache": res.summary.from_cache,
                    "failed": res.summary.failed})
-    settings = {"model": str(getattr(backend, "model", "?")), "backend": str(getattr(backend, "kind", "?")),
-                "generation": config.to_dict(), "pairs from": source, "scorer": name, "seed": seed,
-                "sequential": True, "run seconds": round(time.perf_counter() - t0, 1)}
-    title = CASE_TITLES[case] + " (sequential audit)"
+    run_settings = {"model": str(getattr(backend, "model", "?")), "backend": str(getattr(backend, "kind", "?")),
+                    "generation": config.to_dict(), "pairs from": source, "scorer": made.name, "seed": seed,
+                    "sequential": True, "run seconds": round(time.perf_counter() - t0, 1)}
+    title = case.title + " (sequential audit)"
     scored = res.scored if res.scored is not None else res.responses
     files: dict[str, str] = {}
     if outdir is not None:
-        files["responses"] = str(res.responses.write(outdir / "responses.jsonl"))
-        files["pairs"] = str(scored.write(outdir / "pairs.jsonl"))
-        files["report.json"] = str(res.report.write(outdir / "report.json", title=title, counts=counts,
-                                                    settings=settings))
-    return CaseResult(case, title, scored, res.report, counts, settings, files, res.summary.complete)
+        record = RunRecord(title, counts, {}, run_settings, {"run": run_settings["run seconds"]}, res.summary.cost)
+        files = write_outputs(outdir, res.report, record, responses=res.responses, scored=scored)
+    return CaseResult(case.name, title, scored, res.report, counts, run_settings, files, res.summary.complete)
 
 
 def _earlier_run_seconds(outdir: Path | None) -> float | None:
@@ -351,63 +371,6 @@ def _earlier_run_seconds(outdir: Path | None) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def prepare_case(
-    case: str,
-    pairs: PairSet | str | os.PathLike[str] | None = None,
-    *,
-    judge: bool = False,
-    limit: int | None = None,
-    scorer: str | None = None,
-    rater: Any = None,
-    unparseable: str = "exclude",
-    seed: int = 0,
-) -> tuple[PairSet, str, str, dict[str, Any]]:
-    """Check a case's inputs before any model is loaded or asked: ``(pairs, source, scorer, options)``.
-
-    Reads (or builds) the pairs, applies ``limit``, picks the scorer and checks with
-    :func:`ipcausal.scoring.check_scorer` that the pairs have the columns it needs and that a
-    judge is given when it needs one (``judge``: whether a judge backend will be passed).
-    ``ipcausal case`` calls it before it loads the model; :func:`run_case` before the first request.
-
-    Examples
-    --------
-    >>> import ipcausal
-    >>> ps = ipcausal.PairSet.from_records([{"pair_id": 1, "background_i": "true_belief",
-    ...     "background_j": "false_belief", "x_i": "q?", "x_j": "q?"}])
-    >>> prepare_case("echo", ps)
-    Traceback (most recent call last):
-    ...
-    ValueError: scorer 'mcq' needs the column `options` in `pairs`
-    """
-    from ipcausal.scoring import OfflineEssayRater, check_scorer
-    from ipcausal.scoring._common import UNPARSEABLE_POLICIES
-
-    case = _check_case(case)
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}")
-    if unparseable not in UNPARSEABLE_POLICIES:
-        raise ValueError(f"`unparseable` must be one of {', '.join(map(repr, UNPARSEABLE_POLICIES))}, "
-                         f"got {unparseable!r}")
-    if not isinstance(judge, bool):
-        raise TypeError(f"`judge` must be True or False, got {judge!r}")
-    ps, source = _case_pairs(case, pairs, limit, seed)
-    if len(ps) == 0:
-        raise ValueError("`pairs` holds no pairs: there is nothing to run")
-    name = scorer or ("judge" if case == "culture" and judge else _SCORER[case])
-    kw: dict[str, Any] = {"unparseable": unparseable}
-    if name == "essay":
-        if rater is not None:
-            kw["rater"] = rater
-        elif not judge and source == "embedded demo set":
-            kw["rater"] = OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)
-    check_scorer(name, ps.columns, backend=True if judge else None, **{k: v for k, v in kw.items() if k == "rater"})
-    if name == "judge" and not judge:
-        raise ValueError("scorer 'judge' needs `judge_backend` (the LLM judge)")
-    return ps, source, name, kw
-
-
 def run_demo(
     out: str | os.PathLike[str] = "demo-out",
     *,
@@ -416,7 +379,7 @@ def run_demo(
     progress: bool = True,
     seed: int = 0,
 ) -> list[CaseResult]:
-    """All three cases on the embedded demo sets with the local model, each into ``out/<case>``.
+    """The built-in cases on their embedded demo sets with the local model, each into ``out/<case>``.
 
     Render them with :func:`ipcausal.report.write_case_reports` (``ipcausal demo`` does).
 
@@ -424,22 +387,17 @@ def run_demo(
     --------
     >>> results = run_demo("demo-out")  # doctest: +SKIP
     """
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
+    from ipcausal.cases.registry import BUILTIN_CASES
+
+    _check_limit(limit)
     if backend is None:
         from ipcausal.backends import get_backend
 
         backend = get_backend("local")
     root = Path(out)
     results = []
-    for c in CASES:
+    for c in BUILTIN_CASES:
         if progress:
             print(f"[{c}] running ...", file=sys.stderr, flush=True)
-        embedder = None
-        if c == "culture":
-            from ipcausal.scoring import EmbeddingSimilarity
-
-            embedder = EmbeddingSimilarity()
-        results.append(run_case(c, backend, out=root / c, limit=limit, progress=progress, seed=seed,
-                                embedder=embedder))
+        results.append(run_case(c, backend, out=root / c, limit=limit, progress=progress, seed=seed))
     return results

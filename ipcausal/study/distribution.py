@@ -23,7 +23,8 @@ from ipcausal.stats.multitest import CORRECTIONS
 from ipcausal.stats.null import sample_summary
 from ipcausal.study.groups import UNKNOWN_MODEL
 from ipcausal.study.results import GroupResult, Report
-from ipcausal.study.test import DEFAULTS, MonteCarloResolutionWarning, Settings, _as_pairset, correct
+from ipcausal.study.inputs import as_pairset
+from ipcausal.study.test import DEFAULTS, MonteCarloResolutionWarning, Settings, correct
 
 __all__ = ["distribution_test", "SIMILARITY_NAMES"]
 
@@ -114,7 +115,7 @@ def distribution_test(
     >>> rep.outcome, rep.ip_detected
     ('distribution', True)
     """
-    ps = _as_pairset(pairs)
+    ps = as_pairset(pairs)
     if len(ps) == 0:
         raise ValueError("`pairs` is empty")
     for col in ("samples_i", "samples_j"):

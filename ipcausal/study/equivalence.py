@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed
 from ipcausal.stats.equivalence import equivalence_test
 from ipcausal.study.groups import Group, cluster_interval
 from ipcausal.study.results import EquivalenceInfo, GroupResult
@@ -34,7 +35,7 @@ def validate_margin(margin: Any, outcome: str) -> float | None:
         raise TypeError(f"`margin` must be a positive number (the smallest mean Δ that matters), got {margin!r}")
     if not math.isfinite(float(margin)) or float(margin) <= 0:
         raise ValueError(f"`margin` must be a positive finite number, got {margin!r}")
-    if outcome != "interval":
+    if not directed(outcome):
         raise ValueError("`margin` (an equivalence test on mean Δ) needs an interval outcome (`score_i`/`score_j`)")
     return float(margin)
 

@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.study.results import UNKNOWN_MODEL
 
-__all__ = ["Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
+__all__ = ["orient", "Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
            "cluster_interval"]
 
 #: Columns that name a shared unit; pairs of one group sharing a value are likely dependent.
@@ -116,6 +117,31 @@ def _sample_scores(df: Any, n: int) -> tuple[np.ndarray, np.ndarray, int | None]
     return delta, delta, None
 
 
+def orient(low: str, high: str, forward: int, size: int, *, rank: dict[str, int] | None, one_sided: bool,
+           where: str = "") -> tuple[str, str]:
+    """The direction ``(a, b)`` of a group of ``size`` pairs between ``low`` < ``high``, ``forward`` of
+    them stored low → high: by ``rank`` (the ``order`` given), else the direction most pairs are stored
+    in (a tie: the alphabetical one).  The one rule of :func:`ipcausal.test` and :func:`ipcausal.audit`.
+
+    ``one_sided`` (a one-sided test of a directed outcome: a similarity has no direction) without
+    ``rank`` on a group stored both ways is a ``ValueError`` naming ``order``.
+
+    Examples
+    --------
+    >>> orient("aae", "sae", 1, 3, rank=None, one_sided=False)
+    ('sae', 'aae')
+    >>> orient("aae", "sae", 1, 3, rank={"sae": 0, "aae": 1}, one_sided=True)
+    ('sae', 'aae')
+    """
+    if rank is not None:
+        a, b = sorted((low, high), key=lambda x: rank[x])
+        return a, b
+    if one_sided and 0 < forward < size:
+        raise ValueError(f"`order`: group {low} vs {high}{where} is stored both ways, so a one-sided "
+                         "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
+    return (low, high) if forward >= size - forward else (high, low)
+
+
 def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tuple[str, ...] | None = None,
            one_sided: bool = False) -> list[Group]:
     """The groups of ``ps``: (model, unordered background pair), oriented, values taken.
@@ -129,7 +155,7 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     n = len(df)
     bi = df["background_i"].to_numpy(object)
     k_samples = None
-    if outcome == "interval":
+    if directed(outcome):
         got = _sample_scores(df, n) if "scores_i" in df.columns else None
         if got is not None:
             tested, delta, k_samples = got
@@ -145,15 +171,9 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     shared: list[str] = []
     for model, low, high, idx, forward in ps.pair_groups():
         model = UNKNOWN_MODEL if model is None else model
-        if rank is not None:
-            a, b = sorted((low, high), key=lambda x: rank[x])
-        else:
-            if one_sided and outcome == "interval" and 0 < forward < idx.size:  # a similarity has no direction
-                raise ValueError(f"`order`: group {low} vs {high} ({model}) is stored both ways, so a one-sided "
-                                 "`alternative` has no fixed direction; pass `order` (a list of backgrounds)")
-            # the direction most pairs are stored in; a tie goes to the alphabetical order
-            a, b = (low, high) if forward >= idx.size - forward else (high, low)
-        sign = np.where(bi[idx] == a, 1.0, -1.0) if outcome == "interval" else np.ones(idx.size)
+        a, b = orient(low, high, forward, idx.size, rank=rank, one_sided=one_sided and directed(outcome),
+                      where=f" ({model})")
+        sign = np.where(bi[idx] == a, 1.0, -1.0) if directed(outcome) else np.ones(idx.size)
         per_pair = delta[idx] * sign
         values = tested[idx] * sign
         scale = float(k_samples) if k_samples else 1.0
@@ -169,12 +189,12 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
                         break
         else:
             uniq, inverse, sizes = np.unique(clusters[idx], return_inverse=True, return_counts=True)
-            if outcome == "interval":
+            if directed(outcome):
                 values = np.bincount(inverse, weights=values, minlength=uniq.size)
             else:  # the sign test on cluster-mean similarities
                 values = np.bincount(inverse, weights=values, minlength=uniq.size) / sizes
             n_clusters = int(uniq.size)
-            if outcome == "interval" and np.all(sizes == sizes[0]):
+            if directed(outcome) and np.all(sizes == sizes[0]):
                 scale *= float(sizes[0])
         out.append(Group(model, a, b, np.ascontiguousarray(values, dtype=np.float64), scale,
                          np.asarray(sizes, dtype=np.int64), int(idx.size), n_clusters, per_pair, k_samples))

@@ -26,8 +26,10 @@ from typing import Any
 
 import pandas as pd
 
-from ipcausal.backends.base import Backend, GenerationConfig
+from ipcausal.outcomes import directed, get_outcome
+from ipcausal.backends.base import Backend
 from ipcausal.pairs import PairSet
+from ipcausal.study.options import RunOptions, TestOptions, given
 from ipcausal.study.results import Report
 
 __all__ = ["placebo", "PlaceboResult"]
@@ -107,7 +109,7 @@ class PlaceboResult:
     def __str__(self) -> str:
         from ipcausal.study.text import format_p
 
-        effect = "mean Δ" if self.outcome == "interval" else "median s"
+        effect = "mean Δ" if directed(self.outcome) else "median s"
         header = ["", "pair", "n", effect, "p", "p adj", "reject"]
         rows = []
         for kind, rep in (("placebo", self.placebo), ("real", self.real)):
@@ -146,16 +148,10 @@ def placebo(
     *,
     score: Callable[[str], float] | None = None,
     similarity: Callable[[str, str], float] | None = None,
-    config: GenerationConfig | None = None,
-    cache: Any = None,
-    system: str | None = None,
+    options: RunOptions | None = None,
     sides: str = "i",
     real: Report | None = None,
-    alpha: float = 0.05,
-    correction: str = "bonferroni",
-    m0: float = 0.8,
-    method: str = "auto",
-    n_resamples: int | None = None,
+    tests: TestOptions | None = None,
     rng: Any = None,
     progress: bool = False,
 ) -> PlaceboResult:
@@ -171,19 +167,19 @@ def placebo(
         Interval scorer: ``score_i = score(copy 1)``, ``score_j = score(copy 2)``.
     similarity : callable(text_a, text_b) -> float, optional
         Similarity scorer (values in [0, 1]).  Give exactly one of ``score`` and ``similarity``.
-    config : GenerationConfig, optional
-        The real run's settings (temperature, seed, …); ``n`` is set to 2 here.
-    cache : path or ResponseCache, optional
-        The real run's cache: copy 1 then comes from it.
-    system : str, optional
-        System message, as in the real run.
+    options : RunOptions, optional
+        The real run's: its ``config`` (temperature, seed, …; ``n`` is set to 2 here), its
+        ``cache`` (copy 1 then comes from it), its ``system`` message and ``concurrency``.
     sides : {"i", "j", "both"}
         Which prompts to repeat: ``x_i`` (default), ``x_j`` or both (twice the requests).
     real : Report, optional
         The real report.  When omitted and ``pairs`` carry the outcome's columns, the real
         pairs are tested here with the same settings.
-    alpha, correction, m0, method, n_resamples, rng
-        Passed to :func:`ipcausal.test`, for the placebo and the real pairs alike.
+    tests : TestOptions, optional
+        The options of :func:`ipcausal.test` (``alpha``, ``correction``, ``m0``, ``method``,
+        ``n_resamples`` …), for the placebo and the real pairs alike.
+    rng : int, numpy.random.Generator or None
+        Passed to :func:`ipcausal.test`.
     progress : bool
         Show the run's progress bar.
 
@@ -195,10 +191,12 @@ def placebo(
     --------
     >>> import ipcausal
     >>> from ipcausal.backends import GenerationConfig
+    >>> from ipcausal.study.options import RunOptions
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=0.0, outcome="similarity", seed=4)
     >>> pairs = sim.study(n=30, rng=0)
-    >>> res = ipcausal.placebo(pairs, sim, similarity=sim.similarity, config=GenerationConfig(temperature=0.7))
+    >>> hot = RunOptions(config=GenerationConfig(temperature=0.7))
+    >>> res = ipcausal.placebo(pairs, sim, similarity=sim.similarity, options=hot)
     >>> res.placebo.groups[0].group
     'american (copy 1) vs american (copy 2)'
     """
@@ -217,9 +215,9 @@ def placebo(
         raise ValueError(f"`sides` must be one of 'i', 'j', 'both'; got {sides!r}")
     if real is not None and not isinstance(real, Report):
         raise TypeError(f"`real` must be a Report or None, got {type(real).__name__}")
-    cfg = GenerationConfig() if config is None else config
-    if not isinstance(cfg, GenerationConfig):
-        raise TypeError(f"`config` must be a GenerationConfig, got {type(cfg).__name__}")
+    options = given(options, RunOptions, "options")
+    tests = given(tests, TestOptions, "tests")
+    cfg = options.generation
     twice = replace(cfg, n=2)
 
     df = pairs.to_frame()
@@ -228,7 +226,8 @@ def placebo(
         for pid, b, x in zip(df["pair_id"], df[f"background_{side}"], df[f"x_{side}"]):
             records.append({"pair_id": f"{pid}/placebo-{side}", "background_i": f"{b} (copy 1)",
                             "background_j": f"{b} (copy 2)", "x_i": x, "x_j": x, "source_pair_id": pid})
-    ran = run(PairSet.from_records(records), backend, cache=cache, config=twice, system=system, progress=progress)
+    ran = run(PairSet.from_records(records), backend, cache=options.cache, config=twice, system=options.system,
+              concurrency=options.concurrency, progress=progress)
     out = ran.to_frame()
     samples = out["samples_i"] if "samples_i" in out else pd.Series([None] * len(out))
     ok = samples.map(lambda s: isinstance(s, (list, tuple)) and len(s) >= 2 and all(isinstance(t, str) for t in s[:2]))
@@ -240,16 +239,15 @@ def placebo(
     second = [s[1] for s in out["samples_i"]]
     out["y_i"], out["y_j"] = first, second
     out = out.drop(columns=[c for c in ("samples_i", "samples_j") if c in out])
-    if outcome == "interval":
+    if directed(outcome):
         out["score_i"] = [float(score(t)) for t in first]  # type: ignore[misc]
         out["score_j"] = [float(score(t)) for t in second]  # type: ignore[misc]
     else:
         out["similarity"] = [float(similarity(a, b)) for a, b in zip(first, second)]  # type: ignore[misc]
     scored = PairSet.from_frame(out)
-    kwargs = dict(outcome=outcome, alpha=alpha, correction=correction, m0=m0, method=method,
-                  n_resamples=n_resamples, rng=rng)
+    kwargs = dict(outcome=outcome, rng=rng, **tests.kwargs())
     placebo_report = test(scored, **kwargs)
-    needed = "score_i" if outcome == "interval" else "similarity"
+    needed = get_outcome(outcome).columns[0]
     if real is None and needed in pairs:
         real = test(pairs, **kwargs)
     temp = float(cfg.temperature)

@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 from scipy import stats as _sps
 
+from ipcausal.outcomes import OUTCOME_KINDS, directed, get_outcome
+from ipcausal.study.defaults import DEFAULTS
 from ipcausal.stats._validate import as_generator, choice, open_unit, seed_from
 from ipcausal.stats.sign import binomial_tail
 
@@ -107,7 +109,7 @@ class PowerResult:
     def __str__(self) -> str:
         what = (
             f"mean Δ = {self.effect:g} (sd of Δ = {self.sd:g}, d_z = {self.effect / self.sd:.3g})"
-            if self.outcome == "interval"
+            if directed(self.outcome)
             else f"P(similarity < {self.m0:g}) = {self.effect:g} (H0: 0.5)"
         )
         se = f" ± {self.mc_se:.3f} (Monte Carlo SE, {self.n_sim} data sets)" if self.n_sim else ""
@@ -180,7 +182,7 @@ def _t_power(n: np.ndarray, d: float, level: float, alternative: str) -> np.ndar
 def _simulated(n: int, effect: float, sd: float, level: float, alternative: str, outcome: str,
                n_sim: int, seed: int) -> float:
     gen = np.random.default_rng([seed, n])
-    if outcome == "similarity":
+    if not directed(outcome):
         from ipcausal.stats.sign import sign_tests
 
         below = gen.binomial(n, effect, size=n_sim)
@@ -203,11 +205,11 @@ def power(
     *,
     n: int | None = None,
     power: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = DEFAULTS["alpha"],
     n_tests: int = 1,
     outcome: str = "interval",
     sd: float = 1.0,
-    m0: float = 0.8,
+    m0: float = DEFAULTS["m0"],
     method: str = "auto",
     n_sim: int = 2000,
     alternative: str | None = None,
@@ -261,9 +263,9 @@ def power(
     >>> ipcausal.power(0.7, n=30, outcome="similarity").power > 0.6
     True
     """
-    outcome = choice(outcome, "outcome", ("interval", "similarity"))
+    outcome = choice(outcome, "outcome", OUTCOME_KINDS)
     effect = _real(effect, "effect")
-    if outcome == "similarity" and not 0.0 <= effect <= 1.0:
+    if not directed(outcome) and not 0.0 <= effect <= 1.0:
         raise ValueError(
             f"`effect` must be a probability in [0, 1] for similarity outcomes (the share of pairs "
             f"with similarity below m0; 0.5 means no effect), got {effect!r}"
@@ -283,20 +285,20 @@ def power(
         raise ValueError(f"`m0` must lie in (0, 1], got {m0!r}")
     method = choice(method, "method", POWER_METHODS)
     if method == "auto":
-        method = "approx" if outcome == "interval" else "exact"
-    if method == "approx" and outcome == "similarity":
+        method = "approx" if directed(outcome) else "exact"
+    if method == "approx" and not directed(outcome):
         raise ValueError("`method`='approx' is for interval outcomes; the sign test's power is 'exact'")
-    if method == "exact" and outcome == "interval":
+    if method == "exact" and directed(outcome):
         raise ValueError("`method`='exact' is for similarity outcomes; use 'approx' or 'simulate' for interval")
     n_sim = _int(n_sim, "n_sim", 100)
     if alternative is None:
-        alternative = "two-sided" if outcome == "interval" else "less"
+        alternative = get_outcome(outcome).default_alternative
     alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
     level = alpha / n_tests
     seed = seed_from(as_generator(rng)) if method == "simulate" else 0
 
     def analytic(ns: np.ndarray) -> np.ndarray:
-        if outcome == "similarity":
+        if not directed(outcome):
             return _sign_power(ns, effect, level, alternative)
         return _t_power(ns, effect / sd, level, alternative)
 
@@ -311,9 +313,9 @@ def power(
     se = math.sqrt(value * (1.0 - value) / n_sim) if method == "simulate" else 0.0
     names = {"approx": "noncentral-t approximation", "exact": "exact binomial", "simulate": "simulation"}
     return PowerResult(
-        power=float(value), n=int(n), effect=effect, sd=sd if outcome == "interval" else None,
-        m0=m0 if outcome == "similarity" else None, alpha=alpha, n_tests=n_tests, level=level,
-        outcome=outcome, test="permutation" if outcome == "interval" else "sign", alternative=alternative,
+        power=float(value), n=int(n), effect=effect, sd=sd if directed(outcome) else None,
+        m0=m0 if not directed(outcome) else None, alpha=alpha, n_tests=n_tests, level=level,
+        outcome=outcome, test=get_outcome(outcome).test, alternative=alternative,
         method=names[method], solved_for="power" if target is None else "n", target_power=target,
         mc_se=se, n_sim=n_sim if method == "simulate" else None,
     )
@@ -324,12 +326,12 @@ def _solve_n(analytic: Any, at: Any, target: float, method: str, effect: float, 
     """Smallest n with power(n) >= target (a scan for the sawtooth sign test, bisection else)."""
     limit = analytic(np.array([_MAX_N], dtype=np.float64))[0]
     if not limit >= target:
-        what = "effect/sd" if outcome == "interval" else "effect (P(s < m0))"
+        what = "effect/sd" if directed(outcome) else "effect (P(s < m0))"
         raise ValueError(
-            f"`power`={target:g} cannot be reached with {what} = {effect if outcome == 'similarity' else effect / sd:g} "
+            f"`power`={target:g} cannot be reached with {what} = {effect if not directed(outcome) else effect / sd:g} "
             f"and alternative {alternative!r} for any n <= {_MAX_N:,}"
         )
-    if outcome == "similarity" and method == "exact":
+    if not directed(outcome) and method == "exact":
         start = 2
         while start <= _MAX_N:
             block = np.arange(start, min(start + 4096, _MAX_N + 1), dtype=np.float64)

@@ -18,7 +18,7 @@ The released folder (layout of ``jiarui-liu/IP``) holds, per model:
   same/foreign-domain statement.  Pairs: item k under WF_x vs CF_x, x ∈ {SD, FD} stacked.
 
 :func:`reproduce` runs :func:`ipcausal.test` twice per case — the method as stated (exact
-p-values, Bonferroni within each model) and ``paper_compat=True`` (the released code:
+p-values, Bonferroni within each model) and ``method="paper-compat"`` (the released code:
 p = b/L with L = 1,000, the sign test counting s > 0.8 with alternative "greater", no
 correction) — and returns one table.
 """
@@ -37,7 +37,7 @@ import pandas as pd
 from ipcausal._jsonl import iter_objects
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import int_seed
-from ipcausal.study.cases import CASES
+from ipcausal.study.defaults import CASES
 
 __all__ = ["Reproduction", "reproduce", "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
            "SUBJECTIVE_FILES"]
@@ -276,7 +276,7 @@ def _rows(case: str, ps: PairSet, alpha: float, n_resamples_paper: int, seed: in
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)
         warnings.simplefilter("ignore", ClusterWarning)  # the study's pair-level test, reproduced as released
         stated = test(ps, alpha=alpha, method="exact", correction="bonferroni", rng=seed)
-        paper = test(ps, alpha=alpha, paper_compat=True, n_resamples=n_resamples_paper, rng=seed)
+        paper = test(ps, alpha=alpha, method="paper-compat", n_resamples=n_resamples_paper, rng=seed)
         clustered = (test(ps, alpha=alpha, method="exact", correction="bonferroni", rng=seed, cluster="question_id")
                      if "question_id" in ps else None)
     pmap = {(g.model, g.group): g for g in paper.groups}

@@ -27,6 +27,8 @@ from ipcausal.backends.base import (
     messages_of,
 )
 from ipcausal.pairs import PairSet
+from ipcausal.study.inputs import check_prompts
+from ipcausal.study.options import RunOptions
 
 __all__ = ["run", "summarize", "RunSummary", "Failure", "RESULT_COLUMNS", "RunInterrupted"]
 
@@ -195,17 +197,9 @@ def _int(v: Any) -> int:
 
 
 def _progress(progress: bool | Any, total: int) -> Any:
-    if progress is False or progress is None:
-        return None
-    if progress is True:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return None
-        return tqdm(total=total, unit="req", desc="ipcausal run", file=sys.stderr, dynamic_ncols=True)
-    if hasattr(progress, "update"):
-        return progress
-    raise TypeError("`progress` must be True, False or a tqdm-like object with `update`")
+    from ipcausal.study.progress import bar
+
+    return bar(progress, total, unit="req", desc="ipcausal run")
 
 
 def run(
@@ -274,21 +268,11 @@ def run(
         raise TypeError("`backend` must implement ipcausal.backends.Backend (kind, model, generate)")
     if len(pairs) == 0:
         raise ValueError("`pairs` is empty: there is nothing to run")
-    config = GenerationConfig() if config is None else config
-    if not isinstance(config, GenerationConfig):
-        raise TypeError(f"`config` must be a GenerationConfig, got {type(config).__name__}")
-    if system is not None and (not isinstance(system, str) or not system.strip()):
-        raise ValueError("`system` must be a non-empty string or None")
-    if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1):
-        raise ValueError(f"`concurrency` must be a positive integer, got {concurrency!r}")
+    config = RunOptions(config=config, system=system, concurrency=concurrency, cache=cache).generation
     if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1):
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}")
     df = pairs.to_frame()
-    for s in SIDES:
-        blank = df[f"x_{s}"].str.strip() == ""
-        if blank.any():
-            rows = ", ".join(str(int(r)) for r in blank.to_numpy().nonzero()[0][:5])
-            raise ValueError(f"`pairs`: column `x_{s}` has empty prompts (no text to send) at row(s) {rows}")
+    check_prompts(df)
 
     if not isinstance(preflight, bool):
         raise TypeError(f"`preflight` must be True or False, got {preflight!r}")
@@ -296,9 +280,7 @@ def run(
     if preflight and callable(check):
         check()
     wrapped: Backend = backend
-    if cache is not None:
-        if not isinstance(cache, (str, os.PathLike, ResponseCache)):
-            raise TypeError(f"`cache` must be a path, a ResponseCache or None, got {type(cache).__name__}")
+    if cache is not None:  # its type is checked by RunOptions above
         wrapped = CachedBackend(backend, cache if isinstance(cache, ResponseCache) else ResponseCache(cache))
 
     # one request per distinct (prompt, settings); several pairs may share a prompt

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed, get_outcome, resolve_outcome
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator, choice, open_unit, positive_int, seed_from
 from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
@@ -36,13 +37,18 @@ from ipcausal.study.groups import (
     validate_order,
 )
 from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
+from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.results import GroupResult, Report
 
-__all__ = ["test", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning", "ClusterWarning",
-           "LevelUnreachableWarning",
+__all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning",
+           "ClusterWarning", "LevelUnreachableWarning",
            "Group", "Settings"]
+
+#: The ``method`` of :func:`test` that reproduces the study's released code (SPEC §6).
+PAPER_COMPAT = "paper-compat"
+
 
 class MonteCarloResolutionWarning(UserWarning):
     """A Monte Carlo p-value cannot reach the corrected significance level."""
@@ -73,30 +79,9 @@ class Settings:
     margin: float | None = None
 
 
-def _as_pairset(pairs: Any) -> PairSet:
-    import pandas as pd
-
-    if isinstance(pairs, PairSet):
-        return pairs
-    if isinstance(pairs, pd.DataFrame):
-        return PairSet.from_frame(pairs)
-    if isinstance(pairs, (str, os.PathLike)):
-        return PairSet.read(pairs)
-    raise TypeError(f"`pairs` must be a PairSet, a DataFrame or a file path, got {type(pairs).__name__}")
-
-
 def _resolve_outcome(ps: PairSet, outcome: str) -> str:
-    available = ps.outcome
-    if outcome == "auto":
-        if available is None:
-            raise ValueError(
-                "`pairs` has no outcome: add `score_i`/`score_j` (interval) or `similarity` columns "
-                "(`ipcausal score` does this)"
-            )
-        if available == "both":
-            raise ValueError("`pairs` has both scores and similarity: choose `outcome`='interval' or 'similarity'")
-        return available
-    needed = "score_i" if outcome == "interval" else "similarity"
+    outcome = resolve_outcome(outcome, ps.outcome)
+    needed = get_outcome(outcome).columns[0]
     if needed not in ps:
         raise ValueError(f"`outcome`={outcome!r} needs the column `{needed}`, which `pairs` does not have")
     return outcome
@@ -121,16 +106,17 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     n_resamples = positive_int(n_resamples, "n_resamples")
     outcome = _resolve_outcome(ps, outcome)
     if alternative is None:
-        alternative = "two-sided" if outcome == "interval" else ("greater" if paper_compat else "less")
+        # the study's released code counts s > m0: its alternative is "greater"
+        alternative = "greater" if paper_compat and not directed(outcome) else get_outcome(outcome).default_alternative
     alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
     cluster = validate_cluster(cluster, ps)
     backgrounds = {str(b) for b in ps["background_i"].unique()} | {str(b) for b in ps["background_j"].unique()}
     order = validate_order(order, backgrounds)
     margin = validate_margin(margin, outcome)
     if correction in JOINT_CORRECTIONS:
-        if outcome != "interval" or paper_compat:
+        if not directed(outcome) or paper_compat:
             raise ValueError(f"`correction`={correction!r} needs an interval outcome and the method as stated "
-                             "(not `paper_compat`)")
+                             "(not `method`='paper-compat')")
         if cluster not in (None, "prompt_id"):
             raise ValueError(f"`correction`={correction!r} randomises whole prompts (`prompt_id`); it cannot "
                              f"also take `cluster`={cluster!r}")
@@ -145,7 +131,7 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
     """
     a, b, model, v = group.a, group.b, group.model, group.values
     unit = "clusters" if group.n_clusters is not None else "pairs"
-    if st.outcome == "interval":
+    if directed(st.outcome):
         if v.size < 2:
             raise ValueError(f"`pairs`: group {a} vs {b} ({model}) has {v.size} {unit[:-1]}; a test needs >= 2")
         res: Any = permutation_test(v, alternative=st.alternative, method=st.method, n_resamples=st.n_resamples,
@@ -173,9 +159,9 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
                           n=int(v.size))
         test_name, statistic, effect, observed = "sign", float(res.statistic), res.median, float(res.statistic)
         ci = (res.ci_low, res.ci_high)
-    label = f"Δ = score({b}) − score({a})" if st.outcome == "interval" else "similarity"
+    label = f"Δ = score({b}) − score({a})" if directed(st.outcome) else "similarity"
     if group.n_clusters is not None:
-        label += f", summed per cluster ({group.n_clusters} clusters)" if st.outcome == "interval" else \
+        label += f", summed per cluster ({group.n_clusters} clusters)" if directed(st.outcome) else \
             f", mean per cluster ({group.n_clusters} clusters)"
     return GroupResult(
         model=model, group=f"{a} vs {b}", background_a=a, background_b=b, outcome=st.outcome, test=test_name,
@@ -273,7 +259,7 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
     """
     pb: dict[str, Any] = {}
     backgrounds: dict[str, dict[str, dict[str, float]]] = {}
-    if st.outcome != "interval":
+    if not directed(st.outcome):
         return pb, backgrounds
     need = ("pair_id", "prompt_id", "model", "background_i", "background_j", "score_i", "score_j", "scores_i",
             "scores_j", st.cluster)
@@ -303,7 +289,6 @@ def test(
     method: str = DEFAULTS["method"],
     n_resamples: int | None = None,
     rng: int | np.random.Generator | None = None,
-    paper_compat: bool = False,
     alternative: str | None = None,
     cluster: str | None = None,
     order: Any = None,
@@ -336,16 +321,16 @@ def test(
         relabelings; :func:`ipcausal.stats.westfall_young` with ``procedure="closed"``).
     m0 : float
         Null median of the similarity (sign test), in (0, 1]; the study's 0.8 by default.
-    method : {"auto", "exact", "monte-carlo", "saddlepoint"}
-        Permutation-test route (see :func:`ipcausal.permutation_test`).
+    method : {"auto", "exact", "monte-carlo", "saddlepoint", "paper-compat"}
+        Permutation-test route (see :func:`ipcausal.permutation_test`).  ``"paper-compat"``
+        reproduces the study's released code instead of the method as stated (SPEC §6):
+        permutation p = b/L with L = 1,000 (can be 0), the sign test counting s > m0 with
+        alternative "greater", no correction; the Report then says ``paper_compat``.  Never the
+        default.
     n_resamples : int, optional
-        Monte Carlo resamples L (default 100,000; 1,000 with ``paper_compat``).
+        Monte Carlo resamples L (default 100,000; 1,000 with ``"paper-compat"``).
     rng : int, numpy.random.Generator or None
         Randomness for Monte Carlo and the PB bootstrap.
-    paper_compat : bool
-        Reproduce the study's released code instead of the method as stated (SPEC §6):
-        permutation p = b/L with L = 1,000 (can be 0), the sign test counting s > m0 with
-        alternative "greater", no correction.  Never the default.
     alternative : str, optional
         Override H1's direction (default: "two-sided" for interval, "less" for similarity).  A
         one-sided alternative needs ``order`` when a group's pairs are stored both ways.
@@ -380,12 +365,13 @@ def test(
     >>> report.ip_detected, report.groups[0].effect
     (True, -1.3333333333333333)
     """
-    ps = _as_pairset(pairs)
+    ps = as_pairset(pairs)
     if len(ps) == 0:
         raise ValueError("`pairs` is empty")
-    st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0, method=method,
-                  n_resamples=n_resamples, paper_compat=paper_compat, alternative=alternative, cluster=cluster,
-                  order=order, margin=margin)
+    paper_compat = choice(method, "method", METHODS + (PAPER_COMPAT,)) == PAPER_COMPAT
+    st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0,
+                  method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
+                  paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=order, margin=margin)
     gen = as_generator(rng)
     raw = []
     for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
@@ -403,15 +389,15 @@ def test(
         warnings.warn(w, cls, stacklevel=2)
     pb, backgrounds = summarise(ps, st, gen)
     oriented = list(dict.fromkeys((r.background_a, r.background_b) for r in results))
-    if st.outcome == "interval" and len(oriented) == 1:  # the real names (several groups: each row's pair)
+    if directed(st.outcome) and len(oriented) == 1:  # the real names (several groups: each row's pair)
         direction = f"Δ = score({oriented[0][1]}) − score({oriented[0][0]}); effect = mean(Δ)"
-    elif st.outcome == "interval":
+    elif directed(st.outcome):
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
-        m0=st.m0 if st.outcome == "similarity" else None, paper_compat=st.paper_compat,
+        m0=st.m0 if not directed(st.outcome) else None, paper_compat=st.paper_compat,
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
         warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
     )

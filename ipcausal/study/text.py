@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from typing import Any
+from ipcausal.outcomes import is_distribution, is_interval
 
 __all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
            "named_direction", "PB_NOTE"]
@@ -56,7 +57,7 @@ def named_direction(report: Any) -> str:
     if len(pairs) == 1:
         a, b = pairs[0]
         return text.replace("background_b", b).replace("background_a", a)
-    if report.outcome == "interval":
+    if is_interval(report.outcome):
         listed = "; ".join(f"{a} vs {b}: Δ = score({b}) − score({a})" for a, b in pairs)
         return f"{listed}; effect = mean(Δ)"
     return text.replace("background_a", "the first background").replace("background_b", "the second")
@@ -64,9 +65,9 @@ def named_direction(report: Any) -> str:
 
 def effect_name(report: Any) -> str:
     """The effect column's heading: mean Δ, median s, or (a sequential audit of similarities) the share below m0."""
-    if report.outcome == "interval":
+    if is_interval(report.outcome):
         return "mean Δ"
-    if report.outcome == "distribution":
+    if is_distribution(report.outcome):
         return "MMD est."
     return "share below m0" if report.method == "sequential" else "median s"
 

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal.outcomes import directed
 from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, messages_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
@@ -159,7 +160,7 @@ class SimulatedModel:
         if levels is not None:
             if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 2:
                 raise ValueError(f"`levels` must be an integer >= 2 or None, got {levels!r}")
-            if outcome != "interval":
+            if not directed(outcome):
                 raise ValueError("`levels` applies to the interval outcome only")
         m0 = _real(m0, "m0")
         if not 0.0 < m0 < 1.0:
@@ -415,7 +416,7 @@ class SimulatedModel:
         m = len(rows["x_i"])
         rows["y_i"], rows["y_j"] = texts[:m], texts[m:]
         rows["model"] = [self.model] * m
-        if self.outcome == "interval":
+        if directed(self.outcome):
             rows["score_i"] = [self.read(t) for t in rows["y_i"]]
             rows["score_j"] = [self.read(t) for t in rows["y_j"]]
         else:

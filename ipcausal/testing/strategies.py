@@ -36,6 +36,7 @@ import pandas as pd
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import int_seed
 from ipcausal.testing._markers import AMERICAN, BRITISH, NEUTRAL_WORDS
@@ -174,7 +175,7 @@ def _pairsets(
                 q = draw(st.sampled_from(NEUTRAL_WORDS))
                 xi, xj = f"[{bi}] {q}?", f"[{bj}] {q}?"
             row: dict[str, Any] = {"pair_id": len(rows), "background_i": bi, "background_j": bj, "x_i": xi, "x_j": xj}
-            if outcome == "interval":
+            if directed(outcome):
                 if on_lattice:
                     row["score_i"], row["score_j"] = (float(v) for v in draw(st.tuples(st.integers(1, 7), st.integers(1, 7))))
                 else:

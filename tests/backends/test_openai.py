@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from ipcausal.backends import Backoff
+
 pytest.importorskip("openai", reason="needs the openai client: pip install 'ipcausal[openai]'")
 pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]: pip install 'ipcausal[local]'")
 
@@ -146,7 +148,7 @@ def test_constructor_validation(monkeypatch) -> None:  # type: ignore[no-untyped
     with pytest.raises(ValueError, match=r"`api_key` must be a non-empty string"):
         OpenAIBackend("m", base_url="http://127.0.0.1:1/v1", api_key="")
     with pytest.raises(ValueError, match=r"`max_retry_after` must be a non-negative number"):
-        OpenAIBackend("m", base_url="http://127.0.0.1:1/v1", max_retry_after=-1.0)
+        OpenAIBackend("m", base_url="http://127.0.0.1:1/v1", backoff=Backoff(max_retry_after=-1.0))
     with pytest.raises(ValueError, match=r"`api_key_env` must name an environment variable"):
         OpenAIBackend("m", base_url="http://127.0.0.1:1/v1", api_key_env="")
 

@@ -93,10 +93,12 @@ def test_cached_rerun_keeps_the_first_run_seconds(backend, tmp_path, monkeypatch
 
 def test_prepare_case_reads_and_limits(tmp_path):
     src = _echo_without_options(tmp_path)
-    ps, source, name, kw = prepare_case("culture", src, limit=2)
-    assert len(ps) == 2 and source == "given pairs" and name == "embedding" and kw == {"unparseable": "exclude"}
-    with pytest.raises(ValueError, match="scorer 'judge' needs `judge_backend`|`backend` is required"):
+    ps, source, scorer = prepare_case("culture", src, limit=2)
+    assert len(ps) == 2 and source == "given pairs" and scorer.name == "embedding" and dict(scorer.options) == {}
+    with pytest.raises(ValueError, match="`backend` is required for scorer 'judge'"):
         prepare_case("culture", src, scorer="judge")
+    _, _, judged = prepare_case("culture", src, judge=True)
+    assert judged.name == "judge"  # the case's judged variant, checked as if the judge were there
 
 
 def test_cli_case_rejects_before_loading_the_model(tmp_path, capsys, monkeypatch):

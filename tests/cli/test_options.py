@@ -55,6 +55,10 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         (["case", "echo", "--limit", "0", "-o", "out"], "--limit"),
         (["case", "echo", "--max-tokens", "-8", "-o", "out"], "--max-tokens"),
         (["case", "echo", "--seed", "-1", "-o", "out"], "--seed"),
+        (["case", "echo", "--backend", "simulated", "--effect", "big", "-o", "out"], "--effect"),
+    ],
+    "cases": [
+        (["cases", "--format", "x"], "--format"),
     ],
     "demo": [
         (["demo", "--limit", "-1"], "--limit"),

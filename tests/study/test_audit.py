@@ -18,7 +18,9 @@ import pytest
 import ipcausal
 from ipcausal.backends import ResponseCache
 from ipcausal.stats.results import SequentialSignResult, SequentialTestResult
-from ipcausal.study.audit import STOP_REASONS, default_bound, run_audit
+from ipcausal.scoring import get_scorer
+from ipcausal.study.audit import STOP_REASONS, audit
+from ipcausal.study.options import AuditSettings, RunOptions
 from ipcausal.testing import SimulatedModel
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +41,22 @@ class Counting:
 def prompts_only(sim, n, rng=0):
     """The simulated study's pairs without its responses and scores (what an auditor starts from)."""
     return sim.study(n=n, rng=rng).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
+
+
+_SETTINGS = ("alpha", "correction", "margin", "batch_size", "max_pairs", "m0", "alternative", "method", "cluster",
+             "order")
+_OPTIONS = ("config", "system", "concurrency", "cache")
+_SCORER = ("rater", "bound", "k", "backend_of_judge", "retries")
+
+
+def run_audit(ps, *, backend, scorer, **kw):
+    """The audit with its options given flat (as the tests read best): split into their objects."""
+    made = {("backend" if k == "backend_of_judge" else k): kw.pop(k) for k in list(kw) if k in _SCORER}
+    sets = {k: kw.pop(k) for k in list(kw) if k in _SETTINGS}
+    opts = {k: kw.pop(k) for k in list(kw) if k in _OPTIONS}
+    return audit(ps, backend=backend, scorer=get_scorer(scorer, **made) if isinstance(scorer, str) else scorer,
+                 settings=kw.pop("settings") if "settings" in kw else AuditSettings(**sets),
+                 options=kw.pop("options") if "options" in kw else RunOptions(**opts), **kw)
 
 
 def interval_audit(sim, ps, **kw):
@@ -222,7 +240,7 @@ def test_resumed_audit_replays_the_cache_in_the_same_order_and_never_asks_twice(
 def test_report_round_trip_with_the_new_fields(tmp_path, scorer):
     sim = SimulatedModel(effect=1.0, levels=5, seed=1)
     kw = {"rater": sim.score, "bound": 4} if scorer == "essay" else {"k": 5}
-    report = ipcausal.audit(prompts_only(sim, 120), backend=sim, scorer=scorer, rng=0, **kw)
+    report = run_audit(prompts_only(sim, 120), backend=sim, scorer=scorer, rng=0, **kw).report
     back = ipcausal.Report.read(report.write(tmp_path / "r.json"))
     assert back.to_dict() == report.to_dict()
     g, h = report.groups[0], back.groups[0]
@@ -261,16 +279,18 @@ def test_progress_bar_shows_each_groups_e_value():
 
 # -- validation --------------------------------------------------------------------------------
 def test_default_bounds():
-    assert default_bound("mcq") == 1.0 and default_bound("essay") == 5.0 and default_bound("embedding") is None
-    with pytest.raises(ValueError, match="`bound` is required"):
-        default_bound("essay", rater=len)
+    assert get_scorer("mcq").bound == 1.0 and get_scorer("essay").bound == 5.0
+    assert get_scorer("embedding").bound is None and get_scorer("essay", rater=len).bound is None
+    sim = SimulatedModel(effect=0.0, levels=5, seed=1)
+    with pytest.raises(ValueError, match="`bound` is required for scorer 'essay\\(rater=len\\)'"):
+        audit(prompts_only(sim, 10), backend=sim, scorer=get_scorer("essay", rater=len))
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"pairs": 3}, TypeError, "`pairs` must be a PairSet"),
     ({"backend": object()}, TypeError, "`backend` must implement"),
     ({"scorer": "nope"}, ValueError, "`scorer` must be one of"),
-    ({"scorer": 3}, TypeError, "`scorer` must be the name"),
+    ({"scorer": 3}, ValueError, "`scorer` must be one of"),
     ({"bound": 0}, ValueError, "`bound` must be > 0"),
     ({"bound": float("nan")}, ValueError, "`bound` must be a finite number"),
     ({"rater": None, "bound": None, "scorer": "essay"}, None, None),
@@ -291,21 +311,24 @@ def test_default_bounds():
     ({"alternative": "up"}, ValueError, "`alternative` must be one of"),
     ({"method": "kelly"}, ValueError, "`method` must be one of"),
     ({"unparseable": "drop"}, ValueError, "unparseable"),
-    ({"judge_backend": 1}, TypeError, "`judge_backend` must implement"),
+    ({"backend_of_judge": 1}, TypeError, "the scorer's `backend` \\(the judge\\) must implement"),
+    ({"settings": {}}, TypeError, "`settings` must be an AuditSettings"),
+    ({"options": {}}, TypeError, "`options` must be a RunOptions"),
     ({"progress": 1}, TypeError, "`progress` must be True, False"),
     ({"retries": -1}, ValueError, "`retries`"),
 ])
 def test_every_argument_is_validated_before_the_first_request(kwargs, error, match):
     sim = SimulatedModel(effect=0.0, levels=5, seed=1)
     counting = Counting(sim)
-    args = dict(pairs=prompts_only(sim, 10), backend=counting, scorer="essay", rater=sim.score, bound=4, rng=0)
+    args = dict(backend=counting, scorer="essay", rater=sim.score, bound=4, rng=0)
     args.update(kwargs)
+    ps = args.pop("pairs", prompts_only(sim, 10))
     if kwargs.get("rater", 1) is None:  # the essay scorer's own rater on text: bound 5 from its scale
-        report = ipcausal.audit(**args, max_pairs=4)
+        report = run_audit(ps, **args, max_pairs=4).report
         assert report.audit.bound == 5.0
         return
     with pytest.raises(error, match=match):
-        ipcausal.audit(**args)
+        run_audit(ps, **args)
     assert counting.prompts == []
 
 
@@ -320,23 +343,23 @@ def test_a_batch_where_every_request_fails_stops_the_audit(tmp_path):
 
     sim = SimulatedModel(effect=0.0, levels=5, seed=1)
     with pytest.raises(BackendError, match="every request of a batch failed .*HTTP 503"):
-        ipcausal.audit(prompts_only(sim, 100), backend=Down(), scorer="essay", rater=sim.score, bound=4,
-                       cache=tmp_path / "c.sqlite")
+        run_audit(prompts_only(sim, 100), backend=Down(), scorer="essay", rater=sim.score, bound=4,
+                  cache=tmp_path / "c.sqlite")
 
 
 def test_bound_rules_for_similarity_and_custom_raters():
     sim = SimulatedModel(effect=0.0, levels=5, seed=1)
     ps = prompts_only(sim, 10)
-    with pytest.raises(ValueError, match="`bound` applies to interval scorers only"):
-        ipcausal.audit(ps, backend=sim, scorer="scale", k=5, bound=1)
-    with pytest.raises(ValueError, match="`bound` is required for scorer 'essay' with a custom `rater`"):
-        ipcausal.audit(ps, backend=sim, scorer="essay", rater=sim.score)
+    with pytest.raises(ValueError, match="scorer 'scale' takes no option `bound`"):
+        run_audit(ps, backend=sim, scorer="scale", k=5, bound=1)
+    with pytest.raises(ValueError, match="`bound` is required for scorer 'essay\\(rater=score\\)'"):
+        run_audit(ps, backend=sim, scorer="essay", rater=sim.score)
     with pytest.raises(ValueError, match="`margin` is on the scale of the share below m0"):
-        ipcausal.audit(ps, backend=sim, scorer="scale", k=5, margin=0.6)
+        run_audit(ps, backend=sim, scorer="scale", k=5, margin=0.6)
     with pytest.raises(ValueError, match="`bound` is too small"):
-        ipcausal.audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=0.5, rng=0)
+        run_audit(ps, backend=sim, scorer="essay", rater=sim.score, bound=0.5, rng=0)
     with pytest.raises(ValueError, match="`pairs` is empty"):
-        ipcausal.audit(ps.head(0), backend=sim, scorer="essay", rater=sim.score, bound=4)
+        run_audit(ps.head(0), backend=sim, scorer="essay", rater=sim.score, bound=4)
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -390,7 +413,7 @@ def test_cli_audit_errors_are_one_line(tmp_path, cli_sim, capsys):
     assert "scorer 'scale' needs `k`" in capsys.readouterr().err
     assert main(["audit", str(pairs), "--scorer", "scale", "--k", "5", "--bound", "2", "-o",
                  str(tmp_path / "o")]) == 2
-    assert "`bound` applies to interval scorers only" in capsys.readouterr().err
+    assert "--bound applies to interval scorers only" in capsys.readouterr().err
 
 
 def test_case_sequential(tmp_path, monkeypatch):
@@ -482,3 +505,19 @@ def test_kill_9_during_cli_audit_then_rerun(tmp_path):
     assert report.to_dict() == fresh.to_dict()  # the same verdict, the same numbers
     assert report.groups[0].sequential.stop_reason == "exhausted" and report.groups[0].sequential.n_sent == 160
     assert f"asked of the model in this run: {len(asked_again)}," in done.stdout
+
+
+def test_audit_and_test_orient_a_group_by_the_one_rule():
+    """A group stored mostly b -> a is oriented b -> a by both (study.groups.orient)."""
+    sim = SimulatedModel(effect=1.0, levels=5, seed=1)
+    df = prompts_only(sim, 40).to_frame()
+    flip = df.index < 25  # 25 of 40 stored british -> american
+    df.loc[flip, ["background_i", "background_j"]] = df.loc[flip, ["background_j", "background_i"]].to_numpy()
+    df.loc[flip, ["x_i", "x_j"]] = df.loc[flip, ["x_j", "x_i"]].to_numpy()
+    res = interval_audit(sim, ipcausal.PairSet.from_frame(df), batch_size=40, max_pairs=40)
+    fixed = ipcausal.test(res.scored).groups[0]
+    g = res.report.groups[0]
+    assert (g.background_a, g.background_b) == (fixed.background_a, fixed.background_b) == ("british", "american")
+    # a similarity has no direction: a one-sided similarity audit of pairs stored both ways runs
+    sims = run_audit(ipcausal.PairSet.from_frame(df), backend=sim, scorer="scale", k=5, rng=0, max_pairs=16)
+    assert sims.report.groups[0].n_sent == 16

@@ -287,7 +287,7 @@ def test_westfall_young_names_the_prompts_that_lack_a_background() -> None:
     with pytest.raises(ValueError, match="`correction`='westfall-young-closed' needs a `prompt_id` column"):
         ipcausal.test(ps.drop_columns("prompt_id"), correction="westfall-young-closed")
     with pytest.raises(ValueError, match="`correction`='westfall-young-closed' needs an interval outcome"):
-        ipcausal.test(ps, correction="westfall-young-closed", paper_compat=True)
+        ipcausal.test(ps, correction="westfall-young-closed", method="paper-compat")
     with pytest.raises(ValueError, match="`correction`='westfall-young-closed' randomises whole prompts"):
         ipcausal.test(ps, correction="westfall-young-closed", cluster="pair_id")
 
@@ -365,11 +365,14 @@ def test_case_culture_with_samples_runs_the_distribution_test(tmp_path) -> None:
             return np.array([float(set(x.lower().split()) == set(y.lower().split())) for x, y in zip(a, b)])
 
     sim = SimulatedModel(backgrounds=("us", "uk"), seed=2)
-    res = run_case("culture", sim, limit=6, samples=3, progress=False, embedder=Words(), out=tmp_path)
+    from ipcausal.scoring import get_scorer
+
+    res = run_case("culture", sim, limit=6, samples=3, progress=False, scorer=get_scorer("embedding", embedder=Words()),
+                   out=tmp_path)
     assert res.report.outcome == "distribution" and res.settings["generation"]["n"] == 3
     answered = ipcausal.PairSet.read(tmp_path / "responses.jsonl")
     assert all(len(s) == 3 for s in answered["samples_i"])
-    with pytest.raises(ValueError, match="`samples` > 1 .* culture"):
+    with pytest.raises(ValueError, match="`samples` > 1 .* needs a free-text similarity .* not 'mcq'"):
         run_case("echo", sim, samples=3, progress=False)
 
 

@@ -10,10 +10,12 @@ import pytest
 
 import ipcausal
 from ipcausal.backends import BackendError, GenerationConfig
+from ipcausal.study.options import RunOptions, TestOptions
 from ipcausal.study.placebo import PlaceboResult, placebo
 from ipcausal.testing import SimulatedModel
 
 HOT = GenerationConfig(temperature=0.7)
+RUN_HOT = RunOptions(config=HOT)
 
 
 def test_greedy_copies_are_identical_so_the_floor_is_zero():
@@ -49,12 +51,12 @@ def test_sampling_noise_that_m0_cannot_tolerate_is_a_false_positive():
     # the simulator's null median similarity is 0.8; demanding m0 = 0.95 makes noise alone "IP"
     sim = SimulatedModel(effect=0.0, outcome="similarity", seed=5)
     pairs = sim.study(n=60, rng=1)
-    res = placebo(pairs, sim, similarity=sim.similarity, config=HOT, m0=0.95)
+    res = placebo(pairs, sim, similarity=sim.similarity, options=RUN_HOT, tests=TestOptions(m0=0.95))
     assert res.false_positive and res.real is not None and res.real.ip_detected
     assert res.real_beyond_floor is False
     assert "placebo REJECTED" in str(res) and "REJECTED" in res.verdict()
     # at the simulator's own m0 neither is rejected
-    calm = placebo(pairs, sim, similarity=sim.similarity, config=HOT, m0=0.8)
+    calm = placebo(pairs, sim, similarity=sim.similarity, options=RUN_HOT, tests=TestOptions(m0=0.8))
     assert not calm.false_positive and not calm.real.ip_detected
     assert "neither" in calm.verdict()
 
@@ -63,7 +65,7 @@ def test_placebo_copies_at_temperature_behave_like_the_null():
     # two samples of one prompt: similarity below m0 half the time (the simulator's null)
     sim = SimulatedModel(outcome="similarity", seed=6)
     pairs = sim.study(n=1500, rng=2)
-    res = placebo(pairs, sim, similarity=sim.similarity, config=HOT, real=None)
+    res = placebo(pairs, sim, similarity=sim.similarity, options=RUN_HOT, real=None)
     s = res.pairs["similarity"].to_numpy()
     assert abs(np.mean(s < 0.8) - 0.5) < 3 * math.sqrt(0.25 / s.size)
     assert len(set(res.pairs["y_i"])) == len(s)  # fresh questions, distinct answers
@@ -74,7 +76,7 @@ def test_copy_one_comes_from_the_real_runs_cache(tmp_path):
     bare = sim.study(n=8, rng=3).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
     cache = tmp_path / "responses.sqlite"
     ran = ipcausal.run(bare, sim, cache=cache, config=HOT, progress=False)
-    res = placebo(ran, sim, score=sim.score, config=HOT, cache=cache)
+    res = placebo(ran, sim, score=sim.score, options=RunOptions(config=HOT, cache=cache))
     assert list(res.pairs["y_i"]) == list(ran["y_i"])  # sample 0 = the real answer
     assert all(a != b for a, b in zip(res.pairs["y_i"], res.pairs["y_j"]))
     assert res.real is None  # `ran` carries no scores and none was given
@@ -113,7 +115,7 @@ def test_failed_copies_are_counted_not_hidden():
     pairs = backend.inner.study(n=40, rng=5)
     failing = sum("cookie" in x for x in pairs["x_i"])
     assert 0 < failing < 38
-    res = placebo(pairs, backend, score=backend.inner.score, config=HOT)
+    res = placebo(pairs, backend, score=backend.inner.score, options=RUN_HOT)
     assert res.n_failed == failing and len(res.pairs) == len(pairs) - failing
     assert f"{failing} placebo pair(s) dropped" in str(res)
 
@@ -133,10 +135,14 @@ def test_bad_arguments():
         placebo(pairs.to_frame(), sim, score=sim.score)
     with pytest.raises(TypeError, match="`real`"):
         placebo(pairs, sim, score=sim.score, real="report")
-    with pytest.raises(TypeError, match="`config`"):
-        placebo(pairs, sim, score=sim.score, config={"temperature": 1.0})
+    with pytest.raises(TypeError, match="`options` must be a RunOptions"):
+        placebo(pairs, sim, score=sim.score, options={"temperature": 1.0})
+    with pytest.raises(TypeError, match="`config` must be a GenerationConfig"):
+        placebo(pairs, sim, score=sim.score, options=RunOptions(config={"temperature": 1.0}))
+    with pytest.raises(TypeError, match="`tests` must be a TestOptions"):
+        placebo(pairs, sim, score=sim.score, tests={"alpha": 2.0})
     with pytest.raises(ValueError, match="`alpha`"):
-        placebo(pairs, sim, score=sim.score, alpha=2.0)
+        placebo(pairs, sim, score=sim.score, tests=TestOptions(alpha=2.0))
 
 
 def test_the_public_name_is_the_function():

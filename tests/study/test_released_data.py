@@ -62,7 +62,7 @@ def test_case2_exact_p_agrees_with_released_monte_carlo(shared_data: Path, prefi
 
 def test_case2_paper_compat_reproduces_p_zero(shared_data: Path) -> None:
     ps = essay_pairs(shared_data / "jiarui-liu-IP", "alpaca")
-    report = ipcausal.test(ps, paper_compat=True, rng=1)
+    report = ipcausal.test(ps, method="paper-compat", rng=1)
     by = {g.group: g for g in report.groups}
     assert by["SAE vs AAE"].pvalue == 0.0  # b / L without +1, as released
     assert by["SAE vs AAE"].pvalue_adjusted == 0.0 and report.correction == "none"
@@ -112,7 +112,7 @@ def test_case1_similarity_records(shared_data: Path) -> None:
     assert g.pvalue == pytest.approx(ref, rel=1e-9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)
-        paper = ipcausal.test(ps, m0=0.8, paper_compat=True)
+        paper = ipcausal.test(ps, m0=0.8, method="paper-compat")
     assert paper.groups[0].pvalue == pytest.approx(
         binomtest(int((s > 0.8).sum()), s.size, 0.5, alternative="greater").pvalue, rel=1e-9
     )

@@ -126,7 +126,7 @@ def test_reproducible_with_seed() -> None:
 
 def test_paper_compat_mode() -> None:
     ps = interval_pairs(shift=2.0)
-    rep = ipcausal.test(ps, paper_compat=True, rng=0)
+    rep = ipcausal.test(ps, method="paper-compat", rng=0)
     assert rep.paper_compat and rep.correction == "none"
     assert all(g.detail.method == "paper-compat" and g.detail.n_resamples == 1000 for g in rep.groups)
     assert any(g.pvalue == 0.0 for g in rep.groups)  # b / L, as released
@@ -162,7 +162,7 @@ def test_pytest_does_not_collect_test(tmp_path) -> None:
         ({"m0": -1}, ValueError, r"`m0` must lie in \(0, 1\]"),
         ({"m0": 0.0}, ValueError, r"`m0` must lie in \(0, 1\]"),
         ({"alternative": "up"}, ValueError, "`alternative` must be one of"),
-        ({"paper_compat": "yes"}, TypeError, "`paper_compat` must be True or False"),
+        ({"method": "paper"}, ValueError, "`method` must be one of .*paper-compat"),
     ],
 )
 def test_validation(kwargs, exc, match) -> None:

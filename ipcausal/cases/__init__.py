@@ -1,0 +1,32 @@
+"""Cases: the units of the benchmark (SPEC §10), each a frozen :class:`Case`.
+
+The three built-in cases are :mod:`ipcausal.cases.culture`, :mod:`~ipcausal.cases.education` and
+:mod:`~ipcausal.cases.echo`; any installed distribution can add more under the entry-point group
+``ipcausal.cases`` (:mod:`ipcausal.cases.registry`, ``docs/cases.md``).  :func:`get_case` and
+:func:`list_cases` read the registry; :func:`ipcausal.run_case` runs any case on any backend.
+"""
+
+from __future__ import annotations
+
+from ipcausal._lazy import lazy_names
+
+_LAZY: dict[str, str] = {
+    "Case": "ipcausal.cases.spec",
+    "PairSource": "ipcausal.cases.spec",
+    "TestDefaults": "ipcausal.cases.spec",
+    "TestOptions": "ipcausal.study.options",
+    "EthicalReading": "ipcausal.cases.spec",
+    "STANCES": "ipcausal.cases.spec",
+    "Stance": "ipcausal.cases.spec",
+    "get_case": "ipcausal.cases.registry",
+    "list_cases": "ipcausal.cases.registry",
+    "plugin_problems": "ipcausal.cases.registry",
+    "reload_cases": "ipcausal.cases.registry",
+    "CasePluginWarning": "ipcausal.cases.registry",
+    "ENTRY_POINT_GROUP": "ipcausal.cases.registry",
+    "BUILTIN_CASES": "ipcausal.cases.registry",
+}
+
+__all__ = list(_LAZY)
+
+__getattr__, __dir__ = lazy_names("ipcausal.cases", _LAZY)
