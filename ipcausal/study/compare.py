@@ -28,7 +28,6 @@ import pandas as pd
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator, choice
-from ipcausal.study.defaults import DEFAULTS
 from ipcausal.study.results import Report
 from ipcausal.study.test import test
 
@@ -152,22 +151,11 @@ def differences(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error
     return PairSet.from_frame(out.reset_index(drop=True))
 
 
-def compare(
-    a: Any,
-    b: Any,
-    *,
-    labels: Any = None,
-    alpha: float = DEFAULTS["alpha"],
-    correction: str = DEFAULTS["correction"],
-    method: str = DEFAULTS["method"],
-    n_resamples: int | None = None,
-    rng: int | np.random.Generator | None = None,
-    alternative: str | None = None,
-    cluster: str | None = None,
-    order: Any = None,
-    margin: float | None = None,
-    on_mismatch: str = "error",
-) -> Report:
+#: The options of :func:`ipcausal.test` that :func:`compare` passes on (applied to D).
+TEST_OPTIONS = ("alpha", "correction", "method", "n_resamples", "rng", "alternative", "cluster", "order", "margin")
+
+
+def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", **test_options: Any) -> Report:
     """Compare two scored runs on the same pairs: per background pair, test D = Δ^a − Δ^b.
 
     H0 per background pair: the two runs' effects are exchangeable per pair (each D_k keeps or
@@ -182,12 +170,14 @@ def compare(
         Two scored runs (``score_i``/``score_j``) holding the same ``pair_id`` values.
     labels : (str, str), optional
         Names of the runs (default: each run's single ``model``, else ``"a"``/``"b"``).
-    alpha, correction, method, n_resamples, rng, alternative, cluster, order, margin
-        As in :func:`ipcausal.test`, applied to D: the correction runs over the background pairs,
-        ``margin`` asks whether |mean D| < ε is shown (the runs are equivalent), ``cluster`` names
-        a column of ``a``.
     on_mismatch : {"error", "intersect"}
         Pair ids in one run only: an error naming some of them, or compare the common pairs.
+    **test_options
+        The test options of :func:`ipcausal.test` (:data:`TEST_OPTIONS`: ``alpha``, ``correction``,
+        ``method``, ``n_resamples``, ``rng``, ``alternative``, ``cluster``, ``order``, ``margin``),
+        applied to D with ``ipcausal.test``'s defaults: the correction runs over the background
+        pairs, ``margin`` asks whether |mean D| < ε is shown (the runs are equivalent), ``cluster``
+        names a column of ``a``.  Any other name is a TypeError.
 
     Returns
     -------
@@ -208,12 +198,14 @@ def compare(
     >>> g.model, round(g.effect, 4), g.reject
     ('big − small', -0.6667, True)
     """
+    unknown = sorted(set(test_options) - set(TEST_OPTIONS))
+    if unknown:
+        raise TypeError(f"compare() got unexpected option(s) {', '.join(map(repr, unknown))}; the test options "
+                        f"are {', '.join(TEST_OPTIONS)}")
     a, b = _pairset(a, "a"), _pairset(b, "b")
     la, lb = _labels(labels, a, b)
     d = differences(a, b, labels=(la, lb), on_mismatch=on_mismatch)
-    report = test(d, outcome="interval", alpha=alpha, correction=correction, method=method,
-                  n_resamples=n_resamples, rng=rng, alternative=alternative, cluster=cluster, order=order,
-                  margin=margin)
+    report = test(d, outcome="interval", **test_options)
     direction = (f"D = Δ({la}) − Δ({lb}) per pair, each Δ = score(background_b) − score(background_a); "
                  "effect = mean(D)")
     return replace(report, direction=direction)

@@ -125,6 +125,8 @@ def test_mismatched_pair_ids_are_named_or_intersected():
     assert sum(g.n for g in report.groups) == len(b_short)
     with pytest.raises(ValueError, match="`on_mismatch` must be one of"):
         compare(a, b, on_mismatch="drop")
+    with pytest.raises(TypeError, match=r"unexpected option\(s\) 'outcome'; the test options are alpha, "):
+        compare(a, b, outcome="similarity")
 
 
 def test_validation_messages():
