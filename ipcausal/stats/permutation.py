@@ -8,13 +8,17 @@ Routes to the p-value (``method``):
 
 * ``"exact"`` — all 2ⁿ sign vectors (n ≤ 24), or, for *lattice* data (every |Δ| an integer
   multiple of one unit: ratings, 0/1 correctness, 0/100), the exact null distribution of
-  Σ s_k|Δ_k| by grouped binomial convolutions (:func:`ipcausal.stats._kernels.lattice_tail`),
-  at any n.
+  Σ s_k|Δ_k| by grouped binomial convolutions (:func:`ipcausal.stats._kernels.lattice_tail`,
+  ``method="exact-lattice"``) while n · Σk ≤ 4·10⁸, and beyond that, at any n, by one FFT of
+  the grouped binomials' closed-form characteristic function with a certified error bound
+  (:mod:`ipcausal.stats.grouped`, ``method="exact-lattice-fft"``; p is the FFT's tail plus
+  its bound, so never below the exact p).
 * ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.  Numba kernels:
   partial-sum tables for continuous data, popcount for lattice data, 16 resamples at a time
   with AVX-512 where the CPU has it (``docs/performance.md``).
 * ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`).
-* ``"auto"`` — exact when cheap, else Monte Carlo.
+* ``"auto"`` — exact when cheap (enumeration for n ≤ 16, the DP while n · Σk ≤ 5·10⁷, the FFT
+  whenever its work is below the Monte Carlo kernel's), else Monte Carlo.
 
 Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for any c > 0.
 
@@ -51,6 +55,7 @@ MAX_ENUMERATION_N = 24
 MAX_LATTICE_CELLS = 400_000_000  # n * sum(k): DP work bound for exact lattice p-values
 AUTO_LATTICE_CELLS = 50_000_000  # what "auto" still calls cheap
 AUTO_ENUMERATION_N = 16
+MAX_FFT_LENGTH = 1 << 28  # Σk: the FFT route's length (2 GB of float64 at the limit)
 _REL_TOL = 1e-9
 _MAX_DENOMINATOR = 1000
 
@@ -114,6 +119,28 @@ def _exact_lattice(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
     # too: p cannot be smaller (the DP drops terms below 1e-300, so this is what it returns there)
     floor = max(math.ldexp(1.0, (1 if alternative == "two-sided" else 0) - int(k.size)), np.finfo(np.float64).tiny)
     return min(1.0, max(p, floor))
+
+
+def _exact_fft(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
+    """Exact p on a lattice at any n (:mod:`ipcausal.stats.grouped`): the tail plus its certified bound."""
+    from ipcausal.stats.grouped import tail
+
+    total = int(k.sum())
+    t = int(np.dot(signs.astype(np.int64), k))
+    w0 = {"two-sided": (total + abs(t)) // 2, "greater": (total + t) // 2, "less": (total - t) // 2}[alternative]
+    if alternative == "two-sided" and t == 0:
+        return 1.0
+    p, bound = tail(k, w0)
+    p = (2.0 if alternative == "two-sided" else 1.0) * (p + bound)
+    floor = max(math.ldexp(1.0, (1 if alternative == "two-sided" else 0) - int(k.size)), np.finfo(np.float64).tiny)
+    return min(1.0, max(p, floor))
+
+
+def _fft_cheaper(k: np.ndarray, n_resamples: int) -> bool:
+    """Whether the FFT route costs less than the Monte Carlo kernel (8 table look-ups per word)."""
+    from ipcausal.stats.grouped import cost
+
+    return int(k.sum()) <= MAX_FFT_LENGTH and cost(k) <= 8.0 * n_resamples * ((k.size + 63) // 64)
 
 
 def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
@@ -301,19 +328,28 @@ def permutation_test(
                               **interval("saddlepoint"))
 
     use_exact = False
+    fft_ok = k is not None and not lattice_ok and m > MAX_ENUMERATION_N and int(k.sum()) <= MAX_FFT_LENGTH
     if method == "exact":
-        if not (m <= MAX_ENUMERATION_N or lattice_ok):
+        if not (m <= MAX_ENUMERATION_N or lattice_ok or fft_ok):
             if k is None:
                 why = f"{m} non-zero differences that do not lie on a common lattice (too many to enumerate)"
             else:
-                why = (f"the {m} non-zero differences lie on a lattice, but it is too large for the exact DP "
-                       f"({m:,} differences x {int(k.sum()):,} lattice units = {m * int(k.sum()):,} cells; "
-                       f"the limit is {MAX_LATTICE_CELLS:,})")
+                why = (f"the {m} non-zero differences lie on a lattice, but it is too fine for the exact FFT "
+                       f"({int(k.sum()):,} lattice units in all; the limit is {MAX_FFT_LENGTH:,})")
             raise ValueError(f"`method`='exact' is not feasible here: {why}; use method='monte-carlo' or 'saddlepoint'")
         use_exact = True
     elif method == "auto":
         use_exact = m <= AUTO_ENUMERATION_N or (k is not None and m * int(k.sum()) <= AUTO_LATTICE_CELLS)
+        fft_ok = fft_ok or (k is not None and m > AUTO_ENUMERATION_N and not use_exact)
+        if not use_exact and fft_ok and _fft_cheaper(k, n_resamples):
+            use_exact, lattice_ok = True, False
+        else:
+            fft_ok = False
 
+    if use_exact and fft_ok and not lattice_ok:
+        p = _exact_fft(np.ascontiguousarray(k, dtype=np.int64), signs, alternative)
+        return SignFlipResult(pvalue=p, method="exact-lattice-fft", n_resamples=None, pvalue_se=0.0, **common,
+                              **interval("lattice", k))
     if use_exact:
         if lattice_ok and m > AUTO_ENUMERATION_N:
             p = _exact_lattice(k, signs, alternative)
@@ -325,12 +361,16 @@ def permutation_test(
                               **interval("exact", k))
 
     stream = seed()
-    counts = _mc_counts(a, signs, n_resamples, stream, k=k)
+    from ipcausal.stats.fused import counts_and_law
+
+    bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
+    counts, law = counts_and_law(x, a, signs, k, bounds, n_resamples, stream, _simd())  # p and interval: one pass
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
+    lo, hi = law.interval(level)
     return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=stream,
-                          **common, **interval("monte-carlo"))
+                          **common, ci_low=lo, ci_high=hi, ci_method=law.kind)
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:
