@@ -334,8 +334,10 @@ def permutation_test(
             if k is None:
                 why = f"{m} non-zero differences that do not lie on a common lattice (too many to enumerate)"
             else:
-                why = (f"the {m} non-zero differences lie on a lattice, but it is too fine for the exact FFT "
-                       f"({int(k.sum()):,} lattice units in all; the limit is {MAX_FFT_LENGTH:,})")
+                why = (f"the {m} non-zero differences lie on a lattice, but it is too large for the exact DP "
+                       f"({m:,} differences x {int(k.sum()):,} lattice units = {m * int(k.sum()):,} cells; "
+                       f"the limit is {MAX_LATTICE_CELLS:,}) and for the exact FFT ({int(k.sum()):,} lattice "
+                       f"units; the limit is {MAX_FFT_LENGTH:,})")
             raise ValueError(f"`method`='exact' is not feasible here: {why}; use method='monte-carlo' or 'saddlepoint'")
         use_exact = True
     elif method == "auto":
