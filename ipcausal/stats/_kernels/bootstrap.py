@@ -23,3 +23,4 @@ def gather_sums(idx, table, out, row0):
                 acc[c] += table[i, c]
         for c in range(cols):
             out[row0 + r, c] = acc[c]
+
