@@ -142,7 +142,8 @@ def personalization_bias(
     )
 
 
-_CHUNK_DRAWS = 1 << 22  # random indices drawn at a time (32 MB): bounded memory for any n
+_CHUNK_DRAWS = 1 << 22  # random indices drawn at a time (16 MB): bounded memory for any n
+_CACHE_BYTES = 1 << 21  # per-cluster tables up to this size are gathered from directly
 
 
 def _row_chunks(n_resamples: int, width: int) -> list[tuple[int, int]]:
@@ -157,9 +158,10 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
 
     Each cluster is aggregated once (per background: its count and its totals); a resample draws
     n_c cluster indices (the same draws, in the same order, as one ``gen.integers(0, n_c,
-    size=(B, n_c))``, taken a block of rows at a time) and adds up the drawn clusters' rows
-    (:func:`ipcausal.stats._kernels.gather_sums`; twice as fast as counting the draws per cluster
-    and one BLAS product): O(B · n_c) time, O(n_c + chunk) memory.
+    size=(B, n_c))``, taken a block of rows at a time; int32 draws are the same numbers) and adds up
+    the drawn clusters' rows (:func:`ipcausal.stats._kernels.gather_sums`) while the table fits in
+    cache, else counts the draws per cluster and multiplies by the table (one BLAS product; random
+    reads of a large table cost a cache miss each): O(B · n_c) time, O(n_c + chunk) memory.
     """
     if isinstance(clusters, (str, bytes)):
         raise TypeError("`clusters` must be a sequence of labels, one per value")
@@ -176,8 +178,13 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
         for d in range(dims):
             table[:, n_labels + u * dims + d] = np.bincount(ids[mask], weights=v[mask, d], minlength=n_c)
     sums = np.empty((n_resamples, table.shape[1]))
+    small = n_c < 2**31 and table.nbytes <= _CACHE_BYTES  # gather from a cached table, else count + BLAS
     for start, rows in _row_chunks(n_resamples, n_c):
-        K.gather_sums(gen.integers(0, n_c, size=(rows, n_c)), table, sums, start)
+        idx = gen.integers(0, n_c, size=(rows, n_c), dtype=np.int32 if n_c < 2**31 else np.int64)  # same draws
+        if small:
+            K.gather_sums(idx, table, sums, start)
+        else:
+            sums[start:start + rows] = K.draw_counts(idx, n_c) @ table
     count = sums[:, :n_labels]
     total = sums[:, n_labels:].reshape(n_resamples, n_labels, dims)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -252,7 +252,7 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
             "scores_j", st.cluster)
     df = ps.to_frame()[list(dict.fromkeys(c for c in need if c is not None and c in ps))]  # no text columns
     models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
-    for model in sorted(set(models)) if models is not None else [UNKNOWN_MODEL]:
+    for model in sorted(set(models.unique().tolist())) if models is not None else [UNKNOWN_MODEL]:
         sub = df if models is None else df[(models == model).to_numpy()]
         values, labels, units = _responses(sub, st.cluster)
         pb[model] = personalization_bias(values, labels, rng=gen, clusters=units)
