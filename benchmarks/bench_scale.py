@@ -192,6 +192,47 @@ def measure(step: str, path: Path, extra: str = "") -> dict[str, Any]:
     return out
 
 
+_PB = """
+import time, json, numpy as np
+from ipcausal import personalization_bias
+rng = np.random.default_rng(1)
+n, n_c = 400_000, {n_c}
+v = rng.integers(1, 7, n).astype(float)
+b = np.array(["SAE", "AAE", "ESL"])[rng.integers(0, 3, n)]
+c = np.array([f"q{{i}}" for i in rng.integers(0, n_c, n)], dtype=object)
+personalization_bias(v[:3000], b[:3000], clusters=c[:3000], rng=0)  # compiled, cached
+t0 = time.perf_counter()
+r = personalization_bias(v, b, clusters=c, rng=3)
+dt = time.perf_counter() - t0
+old = None
+if n_c <= 20_000:  # the former all-in-memory bootstrap (B x n_c draws and weights), same draws
+    gen = np.random.default_rng(3)
+    t1 = time.perf_counter()
+    ids = np.unique(c.astype(str), return_inverse=True)[1]
+    draws = gen.integers(0, n_c, size=(2000, n_c)) + (np.arange(2000) * n_c)[:, None]
+    w = np.bincount(draws.ravel(), minlength=2000 * n_c).reshape(2000, n_c).astype(np.float64)
+    boot = np.stack([(w @ np.bincount(ids[b == lab], weights=v[b == lab], minlength=n_c))
+                     / (w @ np.bincount(ids[b == lab], minlength=n_c)) for lab in sorted(set(b))], axis=1)
+    lo, hi = np.quantile(np.sqrt(np.var(boot, axis=1)), [0.025, 0.975])
+    old = {{"s": time.perf_counter() - t1, "same": bool(abs(lo - r.ci_low) < 1e-12 and abs(hi - r.ci_high) < 1e-12)}}
+print(json.dumps({{"s": dt, "old": old}}))
+"""
+
+
+def pb_rows() -> list[str]:
+    """PB with the prompt bootstrap on 400,000 responses (target ≤ 1 s), by number of prompts."""
+    lines = ["| responses | prompts (clusters) | draws B·n_c | `personalization_bias` s | former bootstrap s | same interval |",
+             "|---:|---:|---:|---:|---:|---|"]
+    for n_c in (20_000, 133_334):
+        got = json.loads(run_python(_PB.format(n_c=n_c), timeout=1800).strip().splitlines()[-1])
+        old = got["old"]
+        row = (f"| 400,000 | {n_c:,} | {2000 * n_c:,} | {got['s']:.2f} | "
+               f"{'%.2f' % old['s'] if old else 'not run (B·n_c matrix too large)'} | {old['same'] if old else '—'} |")
+        print(row, flush=True)
+        lines.append(row)
+    return lines
+
+
 def interval_rows(sizes: list[int], tmp: Path) -> list[str]:
     """The interval-outcome table (one ``ipcausal.test`` per size, format and variant)."""
     lines = ["| pairs | format | variant | `ipcausal.test` s | peak RSS MB | route of p | pandas read s | ratio |",
@@ -222,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "interval":
         with tempfile.TemporaryDirectory(prefix="ipcausal-scale-") as tmp:
             lines = interval_rows(args.sizes, Path(tmp))
+        lines += ["", "PB, prompt bootstrap (B = 2,000):", ""] + pb_rows()
         return _write(lines, Path(args.out).with_name("SCALE_INTERVAL.txt") if args.out == str(OUT) else Path(args.out))
     lines = ["| pairs | format | file MB | step | ipcausal s | peak RSS MB | pandas read s | pandas peak MB | ratio |",
              "|---:|---|---:|---|---:|---:|---:|---:|---:|"]
@@ -241,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only is None:
             lines += ["", "Interval outcomes (three background pairs of one model; Likert 1–6 or 0/1):", ""]
             lines += interval_rows(args.sizes, Path(tmp))
+            lines += ["", "PB, prompt bootstrap (B = 2,000):", ""] + pb_rows()
     return _write(lines, Path(args.out))
 
 
