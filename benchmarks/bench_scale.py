@@ -242,7 +242,14 @@ def interval_rows(sizes: list[int], tmp: Path) -> list[str]:
         for fmt in ("jsonl", "parquet"):
             refs = {kind: measure("pandas read", files[kind][fmt]) for kind in files}
             for name, (kind, extra) in _VARIANTS.items():
-                got = measure("ipcausal.test interval", files[kind][fmt], extra)
+                try:
+                    got = measure("ipcausal.test interval", files[kind][fmt], extra)
+                except RuntimeError as exc:  # a refusal is a result: say what it said
+                    why = str(exc).strip().splitlines()[-1][:160].replace("|", "/")
+                    row = f"| {n:,} | {fmt} | {name} | refused | — | {why} | {refs[kind]['s']:.2f} | — |"
+                    print(row, flush=True)
+                    lines.append(row)
+                    continue
                 ref = refs[kind]
                 row = (f"| {n:,} | {fmt} | {name} | {got['s']:.2f} | {got['rss_mb']:.0f} | "
                        f"{', '.join(got.get('routes', []))} | {ref['s']:.2f} | {got['s'] / ref['s']:.2f}x |")

@@ -19,6 +19,7 @@ from ipcausal.stats import _kernels as K
 from ipcausal.stats._kernels import fused as F
 from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
 from ipcausal.stats.intervals import SubsetLaw
+from ipcausal.stats.permutation import lattice_segments
 
 __all__ = ["counts_and_law"]
 
@@ -43,17 +44,14 @@ def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarra
     n_words = (m + 63) // 64
     sg, mk = F.sign_words(signs[order] > 0)
     t = None
-    if k is not None and int(k.sum()) < 2**61:
-        k_s = np.ascontiguousarray(k[order], dtype=np.int64)
-        seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
-        if seg_w.size <= 8 * n_words:
-            total = int(k_s.sum())
-            t_int = int(np.dot(signs[order].astype(np.int64), k_s))
-            work = (seg_w.size + 2 * n_words) * n_resamples // 2
-            kern = F.mc_subsets_popcount_parallel if use_threads(work, threads, PARALLEL_MIN_WORDS) \
-                else F.mc_subsets_popcount
-            counts, t_i, v = kern(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, n_resamples, seed)
-            t = t_i * (float(a_s[-1]) / float(k_s[-1]))  # T in units of max|Δ|
+    segs = lattice_segments(k, signs, order, n_words)
+    if segs is not None:
+        seg_w, seg_m, seg_v, total, t_int = segs
+        work = (seg_w.size + 2 * n_words) * n_resamples // 2
+        kern = F.mc_subsets_popcount_parallel if use_threads(work, threads, PARALLEL_MIN_WORDS) \
+            else F.mc_subsets_popcount
+        counts, t_i, v = kern(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, n_resamples, seed)
+        t = t_i * (float(a_s[-1]) / float(k[order][-1]))  # T in units of max|Δ|
     if t is None and simd:
         tab, n_words = K.nibble_tables(a_s)
         parallel = use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)

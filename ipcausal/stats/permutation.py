@@ -143,6 +143,19 @@ def _fft_cheaper(k: np.ndarray, n_resamples: int) -> bool:
     return int(k.sum()) <= MAX_FFT_LENGTH and cost(k) <= 8.0 * n_resamples * ((k.size + 63) // 64)
 
 
+def lattice_segments(k: np.ndarray | None, signs: np.ndarray, order: np.ndarray,
+                     n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
+    """Popcount segments of the sorted lattice units, Σk and the observed T = Σ sign·k, or
+    ``None`` when the popcount kernels do not apply (no lattice, Σk too large, too many segments)."""
+    if k is None or int(k.sum()) >= 2**61:
+        return None
+    k_s = np.ascontiguousarray(k[order], dtype=np.int64)
+    seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
+    if seg_w.size > 8 * n_words:
+        return None
+    return seg_w, seg_m, seg_v, int(k_s.sum()), int(np.dot(signs[order].astype(np.int64), k_s))
+
+
 def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
                k: np.ndarray | None = None, threads: int | None = None,
                simd: bool | None = None) -> np.ndarray:
@@ -162,21 +175,18 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     a_s = np.ascontiguousarray(a[order])
     m = a_s.size
     n_words = (m + 63) // 64
-    if k is not None and int(k.sum()) < 2**61:
-        k_s = np.ascontiguousarray(k[order], dtype=np.int64)
-        seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
-        if seg_w.size <= 8 * n_words:
-            total = int(k_s.sum())
-            t_int = int(np.dot(signs[order].astype(np.int64), k_s))
-            work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
-            if simd:
-                parallel = use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
-                kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
-                return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
-                            n_resamples, seed)
-            parallel = use_threads(work, threads, PARALLEL_MIN_WORDS)
-            kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
-            return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
+    segs = lattice_segments(k, signs, order, n_words)
+    if segs is not None:
+        seg_w, seg_m, seg_v, total, t_int = segs
+        work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
+        if simd:
+            parallel = use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
+            kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
+            return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
+                        n_resamples, seed)
+        parallel = use_threads(work, threads, PARALLEL_MIN_WORDS)
+        kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
+        return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
     t_obs = float(np.dot(signs, a))
     eps = _REL_TOL * float(a_s.sum())
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)

@@ -22,8 +22,18 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ipcausal.stats._kernels.intervals import ZERO_STREAM
-from ipcausal.stats._kernels.simd import _F8, _I8, _I64, _ir_load_state, _ir_store_state, _ir_xoshiro, _splat_value
+from ipcausal.stats._kernels.simd import (
+    _F8,
+    _I8,
+    _I64,
+    _ir_load_state,
+    _ir_nibble_word,
+    _ir_store_state,
+    _ir_xoshiro,
+    _splat_value,
+)
 from ipcausal.stats._kernels.stream import CHUNK, LANES, _fill_lane, _popcount, _seed_lanes, _tally
+from ipcausal.stats._kernels.tables import _segment_weight
 
 
 @intrinsic
@@ -55,15 +65,7 @@ def _simd_block_tv(typingctx, tab, sg, mk, n_words, state, out, out_v):
         ones = ir.Constant(_I8, [-1] * 8)
         with cgutils.for_range(builder, nw) as loop:
             words = [_ir_xoshiro(builder, st[p]) for p in range(2)]
-            g0 = builder.mul(loop.index, ir.Constant(_I64, 32))  # 16 tables × 2 halves per word
-            for nib in range(16):
-                off = builder.add(g0, ir.Constant(_I64, 2 * nib))
-                lo = builder.load(builder.gep(tvec, [off]), align=8)
-                hi = builder.load(builder.gep(tvec, [builder.add(off, ir.Constant(_I64, 1))]), align=8)
-                for p in range(2):
-                    idx = builder.lshr(words[p], _splat(4 * nib)) if nib else words[p]
-                    a = acc[p][nib % 2]
-                    builder.store(builder.fadd(builder.load(a), builder.call(perm, [lo, idx, hi])), a)
+            _ir_nibble_word(builder, tvec, loop.index, words, acc, perm)
             sgw = _splat_value(builder, builder.load(builder.gep(sgptr, [loop.index])))
             mkw = _splat_value(builder, builder.load(builder.gep(mkptr, [loop.index])))
             for p in range(2):
@@ -77,10 +79,6 @@ def _simd_block_tv(typingctx, tab, sg, mk, n_words, state, out, out_v):
         return context.get_dummy_value()
 
     return sig, codegen
-
-
-def _splat(v: int) -> ir.Constant:
-    return ir.Constant(_I8, [v] * 8)
 
 
 @njit(cache=True, inline="always")
@@ -160,16 +158,13 @@ def _pop_tv_chunk(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int,
     zero_words = (n_zero + 63) // 64
     zst = _seed_lanes(seed ^ ZERO_STREAM, chunk)
     zbuf = np.empty(max(zero_words, 1), dtype=np.uint64)
-    n_seg = seg_w.shape[0]
     t_abs = abs(t_int)
     ge_abs = 0
     ge = 0
     le = 0
     for r in range(count):
         _fill_lane(buf, n_words, st, r % LANES)
-        w = np.int64(0)
-        for i in range(n_seg):
-            w += seg_v[i] * np.int64(_popcount(buf[seg_w[i]] & seg_m[i]))
+        w = _segment_weight(buf, seg_w, seg_m, seg_v)
         agree = 0
         for j in range(n_words):
             agree += np.int64(_popcount(~(buf[j] ^ sg[j]) & mk[j]))
