@@ -31,8 +31,11 @@ def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarra
     ``x``: all n differences; ``a``: the non-zero magnitudes / max|Δ| (order of ``x``); ``signs``
     their signs; ``k``: their lattice units or ``None``; ``bounds``: the p-value's thresholds
     (tolerance included) for continuous data; ``simd``: whether the AVX-512 kernel runs here.
-    The kernel is chosen as :func:`ipcausal.stats.permutation._mc_counts` chooses it, so the
-    counts are the same.  (Internal: validated input.)
+    The counts come from the kernel :func:`ipcausal.stats.permutation._mc_counts` would use, so
+    they are the same: with AVX-512 the nibble pass gives (T, V) and, on lattice data, the
+    AVX-512 popcount kernel (a twentieth of the nibble pass) the exact integer counts; without
+    AVX-512 one portable pass gives both (popcount on lattice data, byte tables otherwise).
+    (Internal: validated input.)
     """
     n = x.size
     scale = float(np.abs(x).max())
@@ -45,7 +48,7 @@ def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarra
     sg, mk = F.sign_words(signs[order] > 0)
     t = None
     segs = lattice_segments(k, signs, order, n_words)
-    if segs is not None:
+    if segs is not None and not simd:  # portable: integer counts and (T, V) from one popcount pass
         seg_w, seg_m, seg_v, total, t_int = segs
         work = (seg_w.size + 2 * n_words) * n_resamples // 2
         kern = F.mc_subsets_popcount_parallel if use_threads(work, threads, PARALLEL_MIN_WORDS) \
@@ -65,6 +68,10 @@ def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarra
         xa, xg, xl = bounds
         counts = np.array([np.count_nonzero(np.abs(t) >= xa), np.count_nonzero(t >= xg),
                            np.count_nonzero(t <= xl)], dtype=np.int64)
+    if segs is not None and simd:  # the AVX-512 popcount kernel's exact integer counts (≈ 1/20 of the pass)
+        from ipcausal.stats.permutation import _mc_counts
+
+        counts = _mc_counts(a, signs, n_resamples, seed, k=k, threads=threads, simd=True)
     hi, lo = K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A
     law = SubsetLaw("monte-carlo-inversion", scale, n, float(y.mean()), dict(s=t, n=v, lo=lo, hi=hi, y=y))
     return counts, law
