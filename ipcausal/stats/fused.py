@@ -13,28 +13,63 @@ the interval is the one :mod:`ipcausal.stats.intervals` builds from
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ipcausal.stats import _kernels as K
 from ipcausal.stats._kernels import fused as F
 from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
-from ipcausal.stats.intervals import SubsetLaw
-from ipcausal.stats.permutation import lattice_segments
 
-__all__ = ["counts_and_law"]
+__all__ = ["counts_and_law", "lattice_segments", "simd_ok"]
 
 
-def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarray | None, bounds: tuple[float, float, float],
-                   n_resamples: int, seed: int, simd: bool, threads: int | None = None) -> tuple[np.ndarray, SubsetLaw]:
-    """Monte Carlo counts ``[#|T*| >= |t|, #T* >= t, #T* <= t]`` and the law of (S_A, N_A).
+@functools.cache
+def simd_ok() -> bool:
+    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
+    if not K.simd_available():
+        return False
+    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
+        tab, n_words = K.nibble_tables(np.ones(3))
+        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
+        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
+        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
+    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
+        import warnings
+
+        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
+                      RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
+def lattice_segments(k: np.ndarray | None, signs: np.ndarray, order: np.ndarray,
+                     n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
+    """Popcount segments of the sorted lattice units, Σk and the observed T = Σ sign·k, or
+    ``None`` when the popcount kernels do not apply (no lattice, Σk too large, too many segments)."""
+    if k is None or int(k.sum()) >= 2**61:
+        return None
+    k_s = np.ascontiguousarray(k[order], dtype=np.int64)
+    seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
+    if seg_w.size > 8 * n_words:
+        return None
+    return seg_w, seg_m, seg_v, int(k_s.sum()), int(np.dot(signs[order].astype(np.int64), k_s))
+
+
+def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarray | None,
+                   bounds: tuple[float, float, float], n_resamples: int, seed: int, simd: bool,
+                   threads: int | None = None) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    """Monte Carlo counts ``[#|T*| >= |t|, #T* >= t, #T* <= t]`` and the data of the law of (S_A, N_A).
 
     ``x``: all n differences; ``a``: the non-zero magnitudes / max|Δ| (order of ``x``); ``signs``
     their signs; ``k``: their lattice units or ``None``; ``bounds``: the p-value's thresholds
     (tolerance included) for continuous data; ``simd``: whether the AVX-512 kernel runs here.
-    The counts come from the kernel :func:`ipcausal.stats.permutation._mc_counts` would use, so
-    they are the same: with AVX-512 the nibble pass gives (T, V) and, on lattice data, the
-    AVX-512 popcount kernel (a twentieth of the nibble pass) the exact integer counts; without
-    AVX-512 one portable pass gives both (popcount on lattice data, byte tables otherwise).
+    The counts are those of the kernel :func:`ipcausal.stats.permutation._mc_counts` would use:
+    with AVX-512 the nibble pass gives (T, V) and, for continuous data, the counts; on lattice
+    data with AVX-512 the counts are ``None`` (the caller takes the AVX-512 popcount kernel's exact
+    integer counts, a twentieth of the pass); without AVX-512 one portable pass gives both (popcount
+    on lattice data, byte tables otherwise).  The data (``s``, ``n``, ``lo``, ``hi``) are what
+    :class:`ipcausal.stats.intervals.SubsetLaw` of kind ``"monte-carlo-inversion"`` reads.
     (Internal: validated input.)
     """
     n = x.size
@@ -48,6 +83,7 @@ def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarra
     sg, mk = F.sign_words(signs[order] > 0)
     t = None
     segs = lattice_segments(k, signs, order, n_words)
+    counts: np.ndarray | None
     if segs is not None and not simd:  # portable: integer counts and (T, V) from one popcount pass
         seg_w, seg_m, seg_v, total, t_int = segs
         work = (seg_w.size + 2 * n_words) * n_resamples // 2
@@ -68,10 +104,7 @@ def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarra
         xa, xg, xl = bounds
         counts = np.array([np.count_nonzero(np.abs(t) >= xa), np.count_nonzero(t >= xg),
                            np.count_nonzero(t <= xl)], dtype=np.int64)
-    if segs is not None and simd:  # the AVX-512 popcount kernel's exact integer counts (≈ 1/20 of the pass)
-        from ipcausal.stats.permutation import _mc_counts
-
-        counts = _mc_counts(a, signs, n_resamples, seed, k=k, threads=threads, simd=True)
+    if segs is not None and simd:  # the caller takes the AVX-512 popcount kernel's integer counts
+        counts = None
     hi, lo = K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A
-    law = SubsetLaw("monte-carlo-inversion", scale, n, float(y.mean()), dict(s=t, n=v, lo=lo, hi=hi, y=y))
-    return counts, law
+    return counts, dict(s=t, n=v, lo=lo, hi=hi, y=y)

@@ -307,16 +307,16 @@ def _mc_law(y: np.ndarray, n: int, scale: float, mean: float, n_resamples: int, 
 def _mc_lattice_law(x: np.ndarray, k: np.ndarray, n_resamples: int, seed: int) -> SubsetLaw:
     """The Monte Carlo law on lattice data (the same sign vectors as :func:`_mc_law`) from the
     fused kernels: the AVX-512 nibble pass, else the portable popcount pass (integer T)."""
-    from ipcausal.stats.fused import counts_and_law
+    from ipcausal.stats.fused import counts_and_law, simd_ok
 
     absx = np.abs(x)
-    nonzero = absx / absx.max() > 0
-    a = np.ascontiguousarray((absx / absx.max())[nonzero])
-    from ipcausal.stats.permutation import _simd
-
-    simd = _simd()  # AVX-512: the nibble pass; else the popcount pass (no counts needed: k only then)
-    return counts_and_law(x, a, np.sign(x[nonzero]), None if simd else np.asarray(k), (0.0, 0.0, 0.0),
+    scale = float(absx.max())
+    nonzero = absx / scale > 0
+    a = np.ascontiguousarray((absx / scale)[nonzero])
+    simd = simd_ok()  # AVX-512: the nibble pass; else the popcount pass (no counts needed: k only then)
+    data = counts_and_law(x, a, np.sign(x[nonzero]), None if simd else np.asarray(k), (0.0, 0.0, 0.0),
                           n_resamples, seed, simd)[1]
+    return SubsetLaw("monte-carlo-inversion", scale, x.size, float(data["y"].mean()), data)
 
 
 def _irfft2(spec: np.ndarray, last: int, shape: tuple[int, int]) -> np.ndarray:

@@ -28,7 +28,6 @@ The confidence interval inverts the same test on the same route (:mod:`ipcausal.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -37,6 +36,7 @@ import numpy as np
 from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
 from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
+from ipcausal.stats.fused import counts_and_law, lattice_segments, simd_ok
 from ipcausal.stats._validate import (
     ALTERNATIVES,
     MAX_RESAMPLES,
@@ -143,19 +143,6 @@ def _fft_cheaper(k: np.ndarray, n_resamples: int) -> bool:
     return int(k.sum()) <= MAX_FFT_LENGTH and cost(k) <= 8.0 * n_resamples * ((k.size + 63) // 64)
 
 
-def lattice_segments(k: np.ndarray | None, signs: np.ndarray, order: np.ndarray,
-                     n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
-    """Popcount segments of the sorted lattice units, Σk and the observed T = Σ sign·k, or
-    ``None`` when the popcount kernels do not apply (no lattice, Σk too large, too many segments)."""
-    if k is None or int(k.sum()) >= 2**61:
-        return None
-    k_s = np.ascontiguousarray(k[order], dtype=np.int64)
-    seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
-    if seg_w.size > 8 * n_words:
-        return None
-    return seg_w, seg_m, seg_v, int(k_s.sum()), int(np.dot(signs[order].astype(np.int64), k_s))
-
-
 def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
                k: np.ndarray | None = None, threads: int | None = None,
                simd: bool | None = None) -> np.ndarray:
@@ -201,25 +188,7 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     return kern(tab, n_words, *bounds, n_resamples, seed)
 
 
-@functools.cache
-def _simd() -> bool:
-    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
-    if not K.simd_available():
-        return False
-    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
-        tab, n_words = K.nibble_tables(np.ones(3))
-        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
-        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
-        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
-    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
-        import warnings
-
-        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
-                      RuntimeWarning, stacklevel=3)
-        return False
-    return True
-
-
+_simd = simd_ok  # whether the AVX-512 kernels run here (cached; :func:`ipcausal.stats.fused.simd_ok`)
 
 
 def permutation_test(
@@ -373,10 +342,14 @@ def permutation_test(
                               **interval("exact", k))
 
     stream = seed()
-    from ipcausal.stats.fused import counts_and_law
+    from ipcausal.stats.intervals import SubsetLaw
 
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
-    counts, law = counts_and_law(x, a, signs, k, bounds, n_resamples, stream, _simd())  # p and interval: one pass
+    simd = _simd()
+    counts, data = counts_and_law(x, a, signs, k, bounds, n_resamples, stream, simd)  # p and interval: one pass
+    if counts is None:  # lattice data on AVX-512: the popcount kernel's exact integer counts
+        counts = _mc_counts(a, signs, n_resamples, stream, k=k, simd=simd)
+    law = SubsetLaw("monte-carlo-inversion", scale, n, float(data["y"].mean()), data)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
