@@ -73,6 +73,20 @@ def _chunk(start: int, n: int, rng: object) -> dict[str, list[object]]:
     }
 
 
+def _write_chunk(cols: dict[str, list[object]], fh: Any, writer: Any, parquet: Path) -> Any:
+    """Append one chunk of columns to the JSONL file ``fh`` and to the Parquet ``writer`` (opened here)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = list(cols)
+    for row in zip(*cols.values()):
+        fh.write(json.dumps(dict(zip(names, row)), ensure_ascii=False) + "\n")
+    table = pa.table(cols)
+    writer = writer or pq.ParquetWriter(parquet, table.schema)
+    writer.write_table(table)
+    return writer
+
+
 def generate(n: int, folder: Path, seed: int = 0, chunk: int = 100_000) -> dict[str, Path]:
     """Write ``n`` scored pairs as ``pairs_N.jsonl`` and ``pairs_N.parquet`` in ``folder`` (in chunks)."""
     import numpy as np
@@ -85,12 +99,7 @@ def generate(n: int, folder: Path, seed: int = 0, chunk: int = 100_000) -> dict[
     with open(paths["jsonl"], "w", encoding="utf-8") as fh:
         for start in range(0, n, chunk):
             cols = _chunk(start, min(chunk, n - start), rng)
-            names = list(cols)
-            for row in zip(*cols.values()):
-                fh.write(json.dumps(dict(zip(names, row)), ensure_ascii=False) + "\n")
-            table = pa.table(cols)
-            writer = writer or pq.ParquetWriter(paths["parquet"], table.schema)
-            writer.write_table(table)
+            writer = _write_chunk(cols, fh, writer, paths["parquet"])
     if writer is not None:
         writer.close()
     return paths
@@ -138,12 +147,7 @@ def generate_interval(n: int, folder: Path, kind: str, seed: int = 0, chunk: int
                 "score_i": si.astype(float).tolist(),
                 "score_j": sj.astype(float).tolist(),
             }
-            names = list(cols)
-            for row in zip(*cols.values()):
-                fh.write(json.dumps(dict(zip(names, row))) + "\n")
-            table = pa.table(cols)
-            writer = writer or pq.ParquetWriter(paths["parquet"], table.schema)
-            writer.write_table(table)
+            writer = _write_chunk(cols, fh, writer, paths["parquet"])
     if writer is not None:
         writer.close()
     return paths
