@@ -90,8 +90,6 @@ def _write_chunk(cols: dict[str, list[object]], fh: Any, writer: Any, parquet: P
 def generate(n: int, folder: Path, seed: int = 0, chunk: int = 100_000) -> dict[str, Path]:
     """Write ``n`` scored pairs as ``pairs_N.jsonl`` and ``pairs_N.parquet`` in ``folder`` (in chunks)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
     paths = {"jsonl": folder / f"pairs_{n}.jsonl", "parquet": folder / f"pairs_{n}.parquet"}
@@ -113,8 +111,6 @@ def generate_interval(n: int, folder: Path, kind: str, seed: int = 0, chunk: int
     """``n`` interval-scored pairs (``kind``: "likert" 1–6 or "binary" 0/1) as JSONL and Parquet
     (``n`` rounded up to whole prompts of three pairs)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
     n += -n % 3  # whole prompts (each asked under the three backgrounds)
