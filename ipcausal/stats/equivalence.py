@@ -26,7 +26,8 @@ from ipcausal.stats._validate import as_sample, choice, positive_int, seed_from
 
 __all__ = ["equivalence_test"]
 
-_LAW_ROUTE = {"exact-enumeration": "exact", "exact-lattice": "lattice", "monte-carlo": "monte-carlo",
+_LAW_ROUTE = {"exact-enumeration": "exact", "exact-lattice": "lattice", "exact-lattice-fft": "lattice",
+              "monte-carlo": "monte-carlo",
               "saddlepoint": "saddlepoint"}
 
 
@@ -105,7 +106,7 @@ def equivalence_test(
 
     res = permutation_test(x, method=method, n_resamples=big_l, rng=seed, confidence_level=1.0 - 2.0 * a_level)
     k = None
-    if res.method == "exact-lattice" or res.method == "exact-enumeration":
+    if res.method in ("exact-lattice", "exact-lattice-fft", "exact-enumeration"):
         absx = np.abs(x)
         scale = float(absx.max())
         if scale > 0:

@@ -43,7 +43,7 @@ from ipcausal.stats._validate import mean_sd
 __all__ = ["law", "SubsetLaw"]
 
 MAX_CLASS_SUBSETS = 1 << 20  # count vectors the enumeration law may hold (about 50 MB at the peak)
-MAX_LATTICE_GRID = 1 << 21  # cells of the FFT grid of the lattice law (about 50 MB of arrays)
+MAX_LATTICE_GRID = 1 << 24  # cells of the FFT grid of the lattice law (about 400 MB of arrays at the limit)
 BOX_MASS = 5e-15  # mass left outside the grid, per axis (Hoeffding bound)
 SPECTRUM_FLOOR = 1e-20  # |characteristic function| below this is set to 0 (moves a cell < 1e-20)
 CERTIFY_TOL = 1e-11  # |p - α| below this leaves a lattice endpoint uncertified
@@ -264,6 +264,7 @@ def _build(x: np.ndarray, route: str, *, lattice: np.ndarray | None = None, n_re
             built = _lattice_law(y, lattice, n, scale, mean)
             if built is not None:
                 return built
+            return _mc_lattice_law(x, lattice, n_resamples, seed() if callable(seed) else int(seed))
         route = "monte-carlo"
     if route == "saddlepoint":
         return SubsetLaw("saddlepoint-inversion", scale, n, mean, {"x": y})
@@ -301,6 +302,21 @@ def _mc_law(y: np.ndarray, n: int, scale: float, mean: float, n_resamples: int, 
     hi, lo = K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A (about 28 bytes per resample)
     data = dict(s=t, n=v, lo=lo, hi=hi)
     return SubsetLaw("monte-carlo-inversion", scale, n, mean, data)
+
+
+def _mc_lattice_law(x: np.ndarray, k: np.ndarray, n_resamples: int, seed: int) -> SubsetLaw:
+    """The Monte Carlo law on lattice data (the same sign vectors as :func:`_mc_law`) from the
+    fused kernels: the AVX-512 nibble pass, else the portable popcount pass (integer T)."""
+    from ipcausal.stats.fused import counts_and_law, simd_ok
+
+    absx = np.abs(x)
+    scale = float(absx.max())
+    nonzero = absx / scale > 0
+    a = np.ascontiguousarray((absx / scale)[nonzero])
+    simd = simd_ok()  # AVX-512: the nibble pass; else the popcount pass (no counts needed: k only then)
+    data = counts_and_law(x, a, np.sign(x[nonzero]), None if simd else np.asarray(k), (0.0, 0.0, 0.0),
+                          n_resamples, seed, simd)[1]
+    return SubsetLaw("monte-carlo-inversion", scale, x.size, float(data["y"].mean()), data)
 
 
 def _irfft2(spec: np.ndarray, last: int, shape: tuple[int, int]) -> np.ndarray:

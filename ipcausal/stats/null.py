@@ -3,7 +3,7 @@
 :func:`null_distribution` gives the null distribution *of the route that produced p*: the
 exact pmf from the lattice DP or from enumerating every sign vector, the Binomial(n, 1/2) pmf of
 the sign test, and for Monte Carlo the first draws of the very stream of sign vectors that gave
-p (replayed from the result's ``seed``).  :func:`sample_summary` keeps the values themselves up
+p (replayed from the result's ``seed`` in one kernel pass, O(draws + n) memory).  :func:`sample_summary` keeps the values themselves up
 to a bound and a histogram beyond it, so a Report stays small for any n.
 """
 
@@ -111,13 +111,16 @@ def stream_signs(m: int, n_resamples: int, seed: int, *, start_chunk: int = 0) -
 
 
 def _replay(a: np.ndarray, seed: int, draws: int) -> np.ndarray:
-    """Σ s_k a_k for the first ``draws`` sign vectors of the stream ``seed`` (magnitudes sorted)."""
-    a_s = np.sort(a, kind="stable")
-    out = []
-    for start in range(0, draws, K.CHUNK):  # a chunk at a time: bounded memory for any n
-        bits = stream_signs(a_s.size, min(K.CHUNK, draws - start), seed, start_chunk=start // K.CHUNK)
-        out.append((2.0 * bits - 1.0) @ a_s)
-    return np.concatenate(out)
+    """Σ s_k a_k for the first ``draws`` sign vectors of the stream ``seed`` (magnitudes sorted).
+
+    One pass of the Monte Carlo kernel (:func:`ipcausal.stats._kernels.mc_subsets`, byte tables):
+    O(draws + n) memory, never a draws × n matrix of signs.  Equal to decoding the stream with
+    :func:`stream_signs` and multiplying, up to the order of the float additions."""
+    a_s = np.ascontiguousarray(np.sort(a, kind="stable"))
+    tab, n_words = K.word_tables(a_s)
+    sgn = np.zeros(n_words, dtype=np.uint64)
+    t, _ = K.mc_subsets(tab, n_words, sgn, a_s.size, 0, int(draws), int(seed))
+    return t
 
 
 def null_distribution(d: object, result: SignFlipResult | SignTestResult, *,
@@ -153,6 +156,16 @@ def null_distribution(d: object, result: SignFlipResult | SignTestResult, *,
     if a.size == 0:
         return Distribution("pmf", (0.0,), (1.0,), "every Δ is 0: the statistic is 0 under H0")
     to_mean = scale / n
+    if result.method == "exact-lattice-fft":
+        from ipcausal.stats.grouped import pmf
+        from ipcausal.stats.permutation import lattice_units
+
+        k = lattice_units(a)
+        if k is not None:
+            total = int(k.sum())
+            unit = float(a.max()) / float(k.max())
+            t = (2.0 * np.arange(total + 1) - total) * unit
+            return _pmf(t * to_mean, pmf(k), "exact null (grouped binomials, FFT) of mean Δ")
     if result.method == "exact-lattice" or (result.method == "exact-enumeration" and a.size > 20):
         from ipcausal.stats.permutation import lattice_units
 

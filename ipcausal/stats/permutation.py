@@ -8,13 +8,17 @@ Routes to the p-value (``method``):
 
 * ``"exact"`` — all 2ⁿ sign vectors (n ≤ 24), or, for *lattice* data (every |Δ| an integer
   multiple of one unit: ratings, 0/1 correctness, 0/100), the exact null distribution of
-  Σ s_k|Δ_k| by grouped binomial convolutions (:func:`ipcausal.stats._kernels.lattice_tail`),
-  at any n.
+  Σ s_k|Δ_k| by grouped binomial convolutions (:func:`ipcausal.stats._kernels.lattice_tail`,
+  ``method="exact-lattice"``) while n · Σk ≤ 4·10⁸, and beyond that, at any n, by one FFT of
+  the grouped binomials' closed-form characteristic function with a certified error bound
+  (:mod:`ipcausal.stats.grouped`, ``method="exact-lattice-fft"``; p is the FFT's tail plus
+  its bound, so never below the exact p).
 * ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.  Numba kernels:
   partial-sum tables for continuous data, popcount for lattice data, 16 resamples at a time
   with AVX-512 where the CPU has it (``docs/performance.md``).
 * ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`).
-* ``"auto"`` — exact when cheap, else Monte Carlo.
+* ``"auto"`` — exact when cheap (enumeration for n ≤ 16, the DP while n · Σk ≤ 5·10⁷, the FFT
+  whenever its work is below the Monte Carlo kernel's), else Monte Carlo.
 
 Ties in |T| are compared with a relative tolerance, so that p(cΔ) = p(Δ) for any c > 0.
 
@@ -24,7 +28,6 @@ The confidence interval inverts the same test on the same route (:mod:`ipcausal.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -33,6 +36,7 @@ import numpy as np
 from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _kernels as K
 from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
+from ipcausal.stats.fused import counts_and_law, lattice_segments, simd_ok
 from ipcausal.stats._validate import (
     ALTERNATIVES,
     MAX_RESAMPLES,
@@ -51,6 +55,7 @@ MAX_ENUMERATION_N = 24
 MAX_LATTICE_CELLS = 400_000_000  # n * sum(k): DP work bound for exact lattice p-values
 AUTO_LATTICE_CELLS = 50_000_000  # what "auto" still calls cheap
 AUTO_ENUMERATION_N = 16
+MAX_FFT_LENGTH = 1 << 28  # Σk: the FFT route's length (2 GB of float64 at the limit)
 _REL_TOL = 1e-9
 _MAX_DENOMINATOR = 1000
 
@@ -116,6 +121,28 @@ def _exact_lattice(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
     return min(1.0, max(p, floor))
 
 
+def _exact_fft(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
+    """Exact p on a lattice at any n (:mod:`ipcausal.stats.grouped`): the tail plus its certified bound."""
+    from ipcausal.stats.grouped import tail
+
+    total = int(k.sum())
+    t = int(np.dot(signs.astype(np.int64), k))
+    w0 = {"two-sided": (total + abs(t)) // 2, "greater": (total + t) // 2, "less": (total - t) // 2}[alternative]
+    if alternative == "two-sided" and t == 0:
+        return 1.0
+    p, bound = tail(k, w0)
+    p = (2.0 if alternative == "two-sided" else 1.0) * (p + bound)
+    floor = max(math.ldexp(1.0, (1 if alternative == "two-sided" else 0) - int(k.size)), np.finfo(np.float64).tiny)
+    return min(1.0, max(p, floor))
+
+
+def _fft_cheaper(k: np.ndarray, n_resamples: int) -> bool:
+    """Whether the FFT route costs less than the Monte Carlo kernel (8 table look-ups per word)."""
+    from ipcausal.stats.grouped import cost
+
+    return int(k.sum()) <= MAX_FFT_LENGTH and cost(k) <= 8.0 * n_resamples * ((k.size + 63) // 64)
+
+
 def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
                k: np.ndarray | None = None, threads: int | None = None,
                simd: bool | None = None) -> np.ndarray:
@@ -135,21 +162,18 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     a_s = np.ascontiguousarray(a[order])
     m = a_s.size
     n_words = (m + 63) // 64
-    if k is not None and int(k.sum()) < 2**61:
-        k_s = np.ascontiguousarray(k[order], dtype=np.int64)
-        seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
-        if seg_w.size <= 8 * n_words:
-            total = int(k_s.sum())
-            t_int = int(np.dot(signs[order].astype(np.int64), k_s))
-            work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
-            if simd:
-                parallel = use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
-                kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
-                return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
-                            n_resamples, seed)
-            parallel = use_threads(work, threads, PARALLEL_MIN_WORDS)
-            kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
-            return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
+    segs = lattice_segments(k, signs, order, n_words)
+    if segs is not None:
+        seg_w, seg_m, seg_v, total, t_int = segs
+        work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
+        if simd:
+            parallel = use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
+            kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
+            return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
+                        n_resamples, seed)
+        parallel = use_threads(work, threads, PARALLEL_MIN_WORDS)
+        kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
+        return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
     t_obs = float(np.dot(signs, a))
     eps = _REL_TOL * float(a_s.sum())
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
@@ -164,25 +188,7 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     return kern(tab, n_words, *bounds, n_resamples, seed)
 
 
-@functools.cache
-def _simd() -> bool:
-    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
-    if not K.simd_available():
-        return False
-    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
-        tab, n_words = K.nibble_tables(np.ones(3))
-        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
-        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
-        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
-    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
-        import warnings
-
-        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
-                      RuntimeWarning, stacklevel=3)
-        return False
-    return True
-
-
+_simd = simd_ok  # whether the AVX-512 kernels run here (cached; :func:`ipcausal.stats.fused.simd_ok`)
 
 
 def permutation_test(
@@ -301,19 +307,30 @@ def permutation_test(
                               **interval("saddlepoint"))
 
     use_exact = False
+    fft_ok = k is not None and not lattice_ok and m > MAX_ENUMERATION_N and int(k.sum()) <= MAX_FFT_LENGTH
     if method == "exact":
-        if not (m <= MAX_ENUMERATION_N or lattice_ok):
+        if not (m <= MAX_ENUMERATION_N or lattice_ok or fft_ok):
             if k is None:
                 why = f"{m} non-zero differences that do not lie on a common lattice (too many to enumerate)"
             else:
                 why = (f"the {m} non-zero differences lie on a lattice, but it is too large for the exact DP "
                        f"({m:,} differences x {int(k.sum()):,} lattice units = {m * int(k.sum()):,} cells; "
-                       f"the limit is {MAX_LATTICE_CELLS:,})")
+                       f"the limit is {MAX_LATTICE_CELLS:,}) and for the exact FFT ({int(k.sum()):,} lattice "
+                       f"units; the limit is {MAX_FFT_LENGTH:,})")
             raise ValueError(f"`method`='exact' is not feasible here: {why}; use method='monte-carlo' or 'saddlepoint'")
         use_exact = True
     elif method == "auto":
         use_exact = m <= AUTO_ENUMERATION_N or (k is not None and m * int(k.sum()) <= AUTO_LATTICE_CELLS)
+        fft_ok = fft_ok or (k is not None and m > AUTO_ENUMERATION_N and not use_exact)
+        if not use_exact and fft_ok and _fft_cheaper(k, n_resamples):
+            use_exact, lattice_ok = True, False
+        else:
+            fft_ok = False
 
+    if use_exact and fft_ok and not lattice_ok:
+        p = _exact_fft(np.ascontiguousarray(k, dtype=np.int64), signs, alternative)
+        return SignFlipResult(pvalue=p, method="exact-lattice-fft", n_resamples=None, pvalue_se=0.0, **common,
+                              **interval("lattice", k))
     if use_exact:
         if lattice_ok and m > AUTO_ENUMERATION_N:
             p = _exact_lattice(k, signs, alternative)
@@ -325,12 +342,20 @@ def permutation_test(
                               **interval("exact", k))
 
     stream = seed()
-    counts = _mc_counts(a, signs, n_resamples, stream, k=k)
+    from ipcausal.stats.intervals import SubsetLaw
+
+    bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
+    simd = _simd()
+    counts, data = counts_and_law(x, a, signs, k, bounds, n_resamples, stream, simd)  # p and interval: one pass
+    if counts is None:  # lattice data on AVX-512: the popcount kernel's exact integer counts
+        counts = _mc_counts(a, signs, n_resamples, stream, k=k, simd=simd)
+    law = SubsetLaw("monte-carlo-inversion", scale, n, float(data["y"].mean()), data)
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
+    lo, hi = law.interval(level)
     return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=stream,
-                          **common, **interval("monte-carlo"))
+                          **common, ci_low=lo, ci_high=hi, ci_method=law.kind)
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:

@@ -41,7 +41,7 @@ class SignFlipResult(Result):
 
     Not scipy's ``PermutationTestResult`` (that one carries the null distribution): this one
     says which route gave p.  ``statistic`` is mean(Δ); ``pvalue`` the p-value for
-    ``alternative``; ``method`` one of ``"exact-enumeration"``, ``"exact-lattice"``,
+    ``alternative``; ``method`` one of ``"exact-enumeration"``, ``"exact-lattice"``, ``"exact-lattice-fft"``,
     ``"monte-carlo"``, ``"saddlepoint"``, ``"paper-compat"``.  ``pvalue_se`` is the Monte Carlo
     standard error (0 when exact).  ``ci_low``/``ci_high`` bound mean(Δ) at
     ``confidence_level``, by the method named in ``ci_method`` (the shifts δ the two-sided

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from scipy import special as _special
 
+from ipcausal.stats import _kernels as K
 from ipcausal.stats.results import MeanCIResult, PBResult
 from ipcausal.stats._validate import MAX_RESAMPLES, as_array, as_generator, as_sample, mean_sd, open_unit, positive_int
 
@@ -109,18 +110,22 @@ def personalization_bias(
         most = MAX_BOOTSTRAP_CELLS // (len(labels) * v.shape[1])
         raise ValueError(f"`n_resamples` must be at most {most:,} here (the bootstrap keeps every resample of "
                          f"{len(labels)} backgrounds x {v.shape[1]} dimension(s) in memory), got {n_resamples:,}")
-    keys = np.array([str(x) for x in b], dtype=object)
-    groups = [v[keys == lab] for lab in labels]
+    keys = b.astype(str)  # the labels as text (a C loop, not a Python one)
+    lab_idx = np.searchsorted(np.asarray(labels), keys)
+    groups = [v[lab_idx == u] for u in range(len(labels))]
     means = np.stack([g.mean(axis=0) for g in groups])  # (U, dims)
     value = float(_pb(means))
 
     if clusters is None:
         boot = np.empty((n_resamples, len(labels), v.shape[1]))
         for u, g in enumerate(groups):
-            idx = gen.integers(0, g.shape[0], size=(n_resamples, g.shape[0]))
-            boot[:, u, :] = g[idx].mean(axis=1)
+            for start, rows in _row_chunks(n_resamples, g.shape[0]):  # the same draws as one big call
+                idx = gen.integers(0, g.shape[0], size=(rows, g.shape[0]))
+                sums = np.empty((rows, v.shape[1]))
+                K.gather_sums(idx, np.ascontiguousarray(g), sums, 0)
+                boot[start:start + rows, u, :] = sums / g.shape[0]
     else:
-        boot = _cluster_bootstrap(v, keys, labels, clusters, n_resamples, gen)
+        boot = _cluster_bootstrap(v, lab_idx, len(labels), clusters, n_resamples, gen)
     dist = _pb(boot)
     dist = dist[np.isfinite(dist)]  # a resample that lost a background entirely says nothing
     lo, hi = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2])
@@ -137,26 +142,50 @@ def personalization_bias(
     )
 
 
-def _cluster_bootstrap(v: np.ndarray, keys: np.ndarray, labels: list[str], clusters: Any, n_resamples: int,
+_CHUNK_DRAWS = 1 << 22  # random indices drawn at a time (16 MB): bounded memory for any n
+_CACHE_BYTES = 1 << 21  # per-cluster tables up to this size are gathered from directly
+
+
+def _row_chunks(n_resamples: int, width: int) -> list[tuple[int, int]]:
+    """(first row, rows) blocks of resamples with about ``_CHUNK_DRAWS`` draws each."""
+    step = max(1, _CHUNK_DRAWS // max(width, 1))
+    return [(r, min(step, n_resamples - r)) for r in range(0, n_resamples, step)]
+
+
+def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, clusters: Any, n_resamples: int,
                        gen: np.random.Generator) -> np.ndarray:
-    """Per-background means (B, U, dims) over resamples of whole clusters (drawn with replacement)."""
+    """Per-background means (B, U, dims) over resamples of whole clusters (drawn with replacement).
+
+    Each cluster is aggregated once (per background: its count and its totals); a resample draws
+    n_c cluster indices (the same draws, in the same order, as one ``gen.integers(0, n_c,
+    size=(B, n_c))``, taken a block of rows at a time; int32 draws are the same numbers) and adds up
+    the drawn clusters' rows (:func:`ipcausal.stats._kernels.gather_sums`) while the table fits in
+    cache, else counts the draws per cluster and multiplies by the table (one BLAS product; random
+    reads of a large table cost a cache miss each): O(B · n_c) time, O(n_c + chunk) memory.
+    """
     if isinstance(clusters, (str, bytes)):
         raise TypeError("`clusters` must be a sequence of labels, one per value")
     c = np.asarray(clusters, dtype=object)
     if c.shape != (v.shape[0],):
         raise ValueError(f"`clusters` must have one label per value ({v.shape[0]}), got shape {c.shape}")
-    ids = np.unique(np.array([str(x) for x in c], dtype=object), return_inverse=True)[1]
+    ids = np.unique(c.astype(str), return_inverse=True)[1].ravel()
     n_c = int(ids.max()) + 1
-    # each resample draws n_c clusters with replacement; weights[b, c] = how often cluster c was drawn
-    draws = gen.integers(0, n_c, size=(n_resamples, n_c)) + (np.arange(n_resamples) * n_c)[:, None]
-    weights = np.bincount(draws.ravel(), minlength=n_resamples * n_c).reshape(n_resamples, n_c).astype(np.float64)
-    boot = np.empty((n_resamples, len(labels), v.shape[1]))
-    for u, lab in enumerate(labels):
-        mask = keys == lab
-        count = np.bincount(ids[mask], minlength=n_c).astype(np.float64)
-        denom = weights @ count
-        for d in range(v.shape[1]):
-            total = np.bincount(ids[mask], weights=v[mask, d], minlength=n_c)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                boot[:, u, d] = (weights @ total) / denom
-    return boot
+    dims = v.shape[1]
+    table = np.zeros((n_c, n_labels * (1 + dims)))  # per cluster: counts of each background, then totals
+    for u in range(n_labels):
+        mask = lab_idx == u
+        table[:, u] = np.bincount(ids[mask], minlength=n_c)
+        for d in range(dims):
+            table[:, n_labels + u * dims + d] = np.bincount(ids[mask], weights=v[mask, d], minlength=n_c)
+    sums = np.empty((n_resamples, table.shape[1]))
+    small = n_c < 2**31 and table.nbytes <= _CACHE_BYTES  # gather from a cached table, else count + BLAS
+    for start, rows in _row_chunks(n_resamples, n_c):
+        idx = gen.integers(0, n_c, size=(rows, n_c), dtype=np.int32 if n_c < 2**31 else np.int64)  # same draws
+        if small:
+            K.gather_sums(idx, table, sums, start)
+        else:
+            sums[start:start + rows] = K.draw_counts(idx, n_c) @ table
+    count = sums[:, :n_labels]
+    total = sums[:, n_labels:].reshape(n_resamples, n_labels, dims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count[:, :, None]

@@ -232,6 +232,13 @@ def _responses(sub: Any, cluster: str | None) -> tuple[np.ndarray, np.ndarray, n
               else sub["pair_id"].astype(str).to_numpy(object))
     unit = sub[cluster].astype(str).to_numpy(object) if cluster is not None else prompt
     samples = "scores_i" in sub.columns and "scores_j" in sub.columns
+    if not samples:  # one score a side: the first occurrence of each (prompt, background), vectorised
+        import pandas as pd
+
+        bg = np.concatenate([sub[f"background_{s}"].astype(str).to_numpy(object) for s in ("i", "j")])
+        keep = ~pd.DataFrame({"p": np.concatenate([prompt, prompt]), "b": bg}).duplicated().to_numpy()
+        vals = np.concatenate([sub[f"score_{s}"].to_numpy(np.float64) for s in ("i", "j")])
+        return vals[keep], bg[keep], np.concatenate([unit, unit])[keep]
     seen: set[tuple[str, str, int]] = set()
     values: list[float] = []
     labels: list[str] = []
@@ -265,7 +272,7 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
             "scores_j", st.cluster)
     df = ps.to_frame()[list(dict.fromkeys(c for c in need if c is not None and c in ps))]  # no text columns
     models = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else None
-    for model in sorted(set(models)) if models is not None else [UNKNOWN_MODEL]:
+    for model in sorted(set(models.unique().tolist())) if models is not None else [UNKNOWN_MODEL]:
         sub = df if models is None else df[(models == model).to_numpy()]
         values, labels, units = _responses(sub, st.cluster)
         pb[model] = personalization_bias(values, labels, rng=gen, clusters=units)

@@ -8,7 +8,8 @@ Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact
 :mod:`.sequential` (betting e-processes and confidence sequences of :mod:`ipcausal.stats.sequential`;
 its module docstring describes the state vector),
 :mod:`.labels` (per-prompt background relabelings of :func:`ipcausal.stats.joint.westfall_young`),
-:mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`).  Summary:
+:mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`),
+:mod:`.bootstrap` (cluster sums of the PB bootstrap).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -48,6 +49,7 @@ relabeling (P**group ≤ 256) or one pair's split; its contribution is one row o
 
 from __future__ import annotations
 
+from ipcausal.stats._kernels.bootstrap import draw_counts, gather_sums
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
 from ipcausal.stats._kernels.intervals import (
     class_subsets,
@@ -120,5 +122,6 @@ __all__ = [
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
     "new_state_vector", "seq_update", "seq_monitor_many",
     "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
+    "gather_sums", "draw_counts",
     "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
 ]

@@ -52,6 +52,20 @@ def _ir_xoshiro(builder: ir.IRBuilder, st: list[ir.Value]) -> ir.Value:
     return word
 
 
+def _ir_nibble_word(builder: ir.IRBuilder, tvec: ir.Value, index: ir.Value, words: list[ir.Value],
+                    acc: list[list[ir.Value]], perm: ir.Function) -> None:
+    """Add word ``index``'s 16 nibble look-ups (both octets' ``words``) into the accumulators ``acc``."""
+    g0 = builder.mul(index, ir.Constant(_I64, 32))  # 16 tables × 2 halves per word
+    for nib in range(16):
+        off = builder.add(g0, ir.Constant(_I64, 2 * nib))
+        lo = builder.load(builder.gep(tvec, [off]), align=8)
+        hi = builder.load(builder.gep(tvec, [builder.add(off, ir.Constant(_I64, 1))]), align=8)
+        for p in range(2):
+            idx = builder.lshr(words[p], _splat(4 * nib)) if nib else words[p]
+            a = acc[p][nib % 2]  # vpermi2pd reads the low 4 bits of each index lane
+            builder.store(builder.fadd(builder.load(a), builder.call(perm, [lo, idx, hi])), a)
+
+
 @intrinsic
 def _simd_block(typingctx, tab, n_words, state, out):
     """T* of the next ``LANES`` resamples: ``out[i]`` for lane ``i`` (AVX-512F only).
@@ -79,15 +93,7 @@ def _simd_block(typingctx, tab, n_words, state, out):
                for _ in range(2)]
         with cgutils.for_range(builder, nw) as loop:
             words = [_ir_xoshiro(builder, st[p]) for p in range(2)]
-            g0 = builder.mul(loop.index, ir.Constant(_I64, 32))  # 16 tables × 2 halves per word
-            for nib in range(16):
-                off = builder.add(g0, ir.Constant(_I64, 2 * nib))
-                lo = builder.load(builder.gep(tvec, [off]), align=8)
-                hi = builder.load(builder.gep(tvec, [builder.add(off, ir.Constant(_I64, 1))]), align=8)
-                for p in range(2):
-                    idx = builder.lshr(words[p], _splat(4 * nib)) if nib else words[p]
-                    a = acc[p][nib % 2]  # vpermi2pd reads the low 4 bits of each index lane
-                    builder.store(builder.fadd(builder.load(a), builder.call(perm, [lo, idx, hi])), a)
+            _ir_nibble_word(builder, tvec, loop.index, words, acc, perm)
         _ir_store_state(builder, svec, st)
         for p in range(2):
             total = builder.fadd(builder.load(acc[p][0]), builder.load(acc[p][1]))

@@ -134,21 +134,26 @@ def popcount_segments(k_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
             np.array(seg_v, dtype=np.int64), n_words)
 
 
+@njit(cache=True, inline="always")
+def _segment_weight(buf, seg_w, seg_m, seg_v):
+    """W = Σ_v v · popcount(bits of value v) of one resample's words ``buf``."""
+    w = np.int64(0)
+    for i in range(seg_w.shape[0]):
+        w += seg_v[i] * np.int64(_popcount(buf[seg_w[i]] & seg_m[i]))
+    return w
+
+
 @njit(cache=True)
 def _pop_chunk(seg_w, seg_m, seg_v, n_words, total, t_int, seed, chunk, count):
     buf = np.empty(n_words, dtype=np.uint64)
     st = _seed_lanes(seed, chunk)
-    n_seg = seg_w.shape[0]
     t_abs = abs(t_int)
     ge_abs = 0
     ge = 0
     le = 0
     for r in range(count):
         _fill_lane(buf, n_words, st, r % LANES)
-        w = np.int64(0)
-        for i in range(n_seg):
-            w += seg_v[i] * np.int64(_popcount(buf[seg_w[i]] & seg_m[i]))
-        t = 2 * w - total
+        t = 2 * _segment_weight(buf, seg_w, seg_m, seg_v) - total
         a, g, l_ = _tally(t, t_abs, t_int, t_int)
         ge_abs += a
         ge += g

@@ -1,0 +1,110 @@
+"""The Monte Carlo p-value and its inverted interval from one kernel pass (SPEC §8).
+
+For the L sign vectors s of the counter-based stream, the two-sided statistic of Δ − δ is
+A_s − δ B_s with A_s = Σ s_k Δ_k and B_s = Σ s_k; the p-value needs only A_s.  The kernels of
+:mod:`ipcausal.stats._kernels.fused` return, in the pass that counts the p-value's exceedances,
+T = A_s (in units of max|Δ|) and V = Σ s_k sign(Δ_k) (a popcount per word), from which
+:func:`ipcausal.stats._kernels.mc_split` gives each resample's pair of subset means; the interval's
+ends are order statistics of those L breakpoints (``np.partition``: O(L), no bisection, no
+second O(n · L) pass).  The counts are the ones the p-value kernels give (same T, same tally);
+the interval is the one :mod:`ipcausal.stats.intervals` builds from
+:func:`ipcausal.stats._kernels.mc_subsets`, up to the order in which T's additions are rounded.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ipcausal.stats import _kernels as K
+from ipcausal.stats._kernels import fused as F
+from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
+
+__all__ = ["counts_and_law", "lattice_segments", "simd_ok"]
+
+
+@functools.cache
+def simd_ok() -> bool:
+    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
+    if not K.simd_available():
+        return False
+    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
+        tab, n_words = K.nibble_tables(np.ones(3))
+        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
+        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
+        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
+    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
+        import warnings
+
+        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
+                      RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
+def lattice_segments(k: np.ndarray | None, signs: np.ndarray, order: np.ndarray,
+                     n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None:
+    """Popcount segments of the sorted lattice units, Σk and the observed T = Σ sign·k, or
+    ``None`` when the popcount kernels do not apply (no lattice, Σk too large, too many segments)."""
+    if k is None or int(k.sum()) >= 2**61:
+        return None
+    k_s = np.ascontiguousarray(k[order], dtype=np.int64)
+    seg_w, seg_m, seg_v, _ = K.popcount_segments(k_s)
+    if seg_w.size > 8 * n_words:
+        return None
+    return seg_w, seg_m, seg_v, int(k_s.sum()), int(np.dot(signs[order].astype(np.int64), k_s))
+
+
+def counts_and_law(x: np.ndarray, a: np.ndarray, signs: np.ndarray, k: np.ndarray | None,
+                   bounds: tuple[float, float, float], n_resamples: int, seed: int, simd: bool,
+                   threads: int | None = None) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    """Monte Carlo counts ``[#|T*| >= |t|, #T* >= t, #T* <= t]`` and the data of the law of (S_A, N_A).
+
+    ``x``: all n differences; ``a``: the non-zero magnitudes / max|Δ| (order of ``x``); ``signs``
+    their signs; ``k``: their lattice units or ``None``; ``bounds``: the p-value's thresholds
+    (tolerance included) for continuous data; ``simd``: whether the AVX-512 kernel runs here.
+    The counts are those of the kernel :func:`ipcausal.stats.permutation._mc_counts` would use:
+    with AVX-512 the nibble pass gives (T, V) and, for continuous data, the counts; on lattice
+    data with AVX-512 the counts are ``None`` (the caller takes the AVX-512 popcount kernel's exact
+    integer counts, a twentieth of the pass); without AVX-512 one portable pass gives both (popcount
+    on lattice data, byte tables otherwise).  The data (``s``, ``n``, ``lo``, ``hi``) are what
+    :class:`ipcausal.stats.intervals.SubsetLaw` of kind ``"monte-carlo-inversion"`` reads.
+    (Internal: validated input.)
+    """
+    n = x.size
+    scale = float(np.abs(x).max())
+    y = x / scale
+    order = np.argsort(a, kind="stable")
+    a_s = np.ascontiguousarray(a[order])
+    m = a_s.size
+    n_zero = n - m
+    n_words = (m + 63) // 64
+    sg, mk = F.sign_words(signs[order] > 0)
+    t = None
+    segs = lattice_segments(k, signs, order, n_words)
+    counts: np.ndarray | None
+    if segs is not None and not simd:  # portable: integer counts and (T, V) from one popcount pass
+        seg_w, seg_m, seg_v, total, t_int = segs
+        work = (seg_w.size + 2 * n_words) * n_resamples // 2
+        kern = F.mc_subsets_popcount_parallel if use_threads(work, threads, PARALLEL_MIN_WORDS) \
+            else F.mc_subsets_popcount
+        counts, t_i, v = kern(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, n_resamples, seed)
+        t = t_i * (float(a_s[-1]) / float(k[order][-1]))  # T in units of max|Δ|
+    if t is None and simd:
+        tab, n_words = K.nibble_tables(a_s)
+        parallel = use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)
+        kern = F.mc_subsets_simd_parallel if parallel else F.mc_subsets_simd
+        counts, t, v = kern(tab, sg, mk, n_words, m, n_zero, *bounds, n_resamples, seed)
+    elif t is None:  # portable: the byte-table pass gives T as mc_counts_table sums it
+        tab, n_words = K.word_tables(a_s)
+        kern = K.mc_subsets_parallel if use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS) \
+            else K.mc_subsets
+        t, v = kern(tab, n_words, sg, m, n_zero, n_resamples, seed)
+        xa, xg, xl = bounds
+        counts = np.array([np.count_nonzero(np.abs(t) >= xa), np.count_nonzero(t >= xg),
+                           np.count_nonzero(t <= xl)], dtype=np.int64)
+    if segs is not None and simd:  # the caller takes the AVX-512 popcount kernel's integer counts
+        counts = None
+    hi, lo = K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A
+    return counts, dict(s=t, n=v, lo=lo, hi=hi, y=y)
