@@ -43,7 +43,14 @@ _LAZY: dict[str, str] = {
     "probe": "ipcausal.study.probe",
     "get_backend": "ipcausal.backends",
     "GenerationConfig": "ipcausal.backends.base",
-    # --- objects (issue 19 items 1-4): Case, get_case, list_cases, get_scorer, RunOptions, AuditSettings go here ---
+    # cases, scorers and the option objects
+    "Case": "ipcausal.cases.spec",
+    "get_case": "ipcausal.cases.registry",
+    "list_cases": "ipcausal.cases.registry",
+    "get_scorer": "ipcausal.scoring.registry",
+    "RunOptions": "ipcausal.study.options",
+    "AuditSettings": "ipcausal.study.options",
+    "TestOptions": "ipcausal.study.options",
     # what they return
     "Report": "ipcausal.study.results",
     "GroupResult": "ipcausal.study.results",
@@ -66,8 +73,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal import stats
     from ipcausal.backends import get_backend
     from ipcausal.backends.base import GenerationConfig
+    from ipcausal.cases.registry import get_case, list_cases
+    from ipcausal.cases.spec import Case
     from ipcausal.pairs import PairSet
     from ipcausal.scoring.pipeline import ScoreResult, score_pairs
+    from ipcausal.scoring.registry import get_scorer
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test
     from ipcausal.stats.sign import sign_test
@@ -76,6 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.study.compare import compare
     from ipcausal.study.cases import CaseResult, run_case
     from ipcausal.study.distribution import distribution_test
+    from ipcausal.study.options import AuditSettings, RunOptions, TestOptions
     from ipcausal.study.placebo import PlaceboResult, placebo
     from ipcausal.study.power import PowerResult, power
     from ipcausal.study.probe import ProbeResult, probe

@@ -127,7 +127,7 @@ class AuditSettings:
     alternative : {"two-sided", "greater", "less"}, optional
         ``None``: the outcome's default (two-sided for Δ, "less" for a similarity).
     method : {"mixture", "agrapa", "ons"}
-        The bet (:func:`ipcausal.sequential_state`).
+        The bet (:func:`ipcausal.stats.sequential_state`).
     cluster : str, optional
         The column naming each pair's cluster (checked against the pairs by the audit).
     order : tuple of str, optional
