@@ -23,7 +23,7 @@ HELP = "run pairs without and with a mitigation and test per background pair wha
 
 def register(sub: Any) -> None:
     from ipcausal.scoring import SCORERS, SIMILARITY_SCORERS
-    from ipcausal.study.mitigation import KINDS
+    from ipcausal.study.defaults import MITIGATION_KINDS as KINDS
 
     p = sub.add_parser("mitigate", help=HELP, description=HELP + " (SPEC §10). Writes mitigation.json, "
                        "mitigation.txt, checks.csv, pairs_without.jsonl and pairs_with.jsonl into --out; the "

@@ -83,10 +83,15 @@ def main(args: argparse.Namespace) -> int:
         title = ", ".join(Path(f).name for f in args.file) + (f" — {models}" if models else "")  # input and model
         # the counts `ipcausal score` wrote beside a single file (FILE's .meta.json) travel with the report,
         # with what --on-missing drop left out
-        record = (RunRecord.read(args.file[0]) if len(args.file) == 1 else None) or RunRecord()
-        record = dataclasses.replace(record, title=record.title or title, counts={**record.counts, **counts},
-                                     settings={**record.settings, **({"model": models} if models else {})})
-        path = write_report_file(args.out, report, record)
+        settings = {"model": models} if models else {}
+        record = RunRecord.read(args.file[0]) if len(args.file) == 1 else None
+        if record is None and not counts:  # nothing was counted: no record is made up
+            path = report.write(args.out, title=title, settings=settings or None)
+        else:
+            record = record or RunRecord()
+            record = dataclasses.replace(record, title=record.title or title, counts={**record.counts, **counts},
+                                         settings={**record.settings, **settings})
+            path = write_report_file(args.out, report, record)
         print(f"report written: {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(report.to_json() + "\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["DEFAULTS", "OUTCOMES", "PAPER_N_RESAMPLES", "CASES", "JOINT_CORRECTIONS", "AUDIT_CORRECTIONS",
-           "AUDIT_BATCH_SIZE"]
+           "MITIGATION_KINDS", "AUDIT_BATCH_SIZE"]
 
 #: The three case studies (``ipcausal case``, ``ipcausal demo``, ``ipcausal reproduce``).
 CASES: tuple[str, ...] = ("culture", "education", "echo")
@@ -31,3 +31,7 @@ JOINT_CORRECTIONS: tuple[str, ...] = ("westfall-young", "westfall-young-closed")
 #: How an audit combines the e-values of a model's background pairs, and its default batch of pairs.
 AUDIT_CORRECTIONS: tuple[str, ...] = ("e-holm", "e-bonferroni", "none")
 AUDIT_BATCH_SIZE = 32
+
+#: The kinds of :class:`ipcausal.study.mitigation.Mitigation` (here, so the command line lists them
+#: without loading pandas).
+MITIGATION_KINDS: tuple[str, ...] = ("markers", "dialect", "strip", "instruct")

@@ -520,4 +520,4 @@ def test_audit_and_test_orient_a_group_by_the_one_rule():
     assert (g.background_a, g.background_b) == (fixed.background_a, fixed.background_b) == ("british", "american")
     # a similarity has no direction: a one-sided similarity audit of pairs stored both ways runs
     sims = run_audit(ipcausal.PairSet.from_frame(df), backend=sim, scorer="scale", k=5, rng=0, max_pairs=16)
-    assert sims.report.groups[0].n_sent == 16
+    assert sims.report.groups[0].sequential.n_sent == 16
