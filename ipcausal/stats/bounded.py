@@ -111,10 +111,37 @@ def bounded_mean_ci(x: Any, *, bounds: tuple[float, float] | None = None, confid
         span = hi_b - lo_b
         return BoundedMeanResult(mean, lo_b + span * p_lo, lo_b + span * p_hi, level, n, "clopper-pearson",
                                  (lo_b, hi_b))
-    gen = as_generator(rng)
-    idx = gen.integers(0, n, size=(n_resamples, n))
-    boots = v[idx].mean(axis=1)
+    boots = _bootstrap_means(v, n_resamples, as_generator(rng))
     a = 1.0 - level
     lo, hi = np.quantile(boots, [a / 2, 1 - a / 2])
     lo, hi = max(float(lo), float(v.min())), min(float(hi), float(v.max()))  # rounding never leaves the range
     return BoundedMeanResult(mean, lo, hi, level, n, "percentile-bootstrap", (lo_b, hi_b), n_resamples)
+
+
+#: Elements (resamples x values) one block of the bootstrap holds at most (32 MiB of int64).
+_BLOCK = 1 << 22
+
+
+def _bootstrap_means(v: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
+    """The means of ``n_resamples`` resamples of ``v`` with replacement, in bounded memory.
+
+    Few distinct values (ratings, sums of scores): each resample's counts of the values are one
+    multinomial draw — the same law as resampling indices, in O(resamples x values).  Otherwise the
+    indices are drawn a block of resamples at a time, never a resamples x n matrix.
+    """
+    n = v.size
+    values, counts = np.unique(v, return_counts=True)
+    out = np.empty(n_resamples)
+    if values.size <= 64:
+        p = counts / n
+        rows = max(1, _BLOCK // values.size)
+        for start in range(0, n_resamples, rows):
+            stop = min(n_resamples, start + rows)
+            out[start:stop] = gen.multinomial(n, p, size=stop - start) @ values / n
+        return out
+    rows = max(1, _BLOCK // n)
+    for start in range(0, n_resamples, rows):
+        stop = min(n_resamples, start + rows)
+        out[start:stop] = v[gen.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    return out
+
