@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
+from ipcausal.scoring.logprob import _registry_fn as _logprob
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
 
@@ -259,6 +260,7 @@ for _s in (
     Scorer("judge", "similarity", ("x_i",), True, _judge),
     Scorer("essay", "interval", (), False, _essay, _check_essay),
     Scorer("mcq", "interval", ("options", "correct_option"), False, _mcq),
+    Scorer("logprob", "interval", ("x_i", "x_j", "options", "correct_option"), True, _logprob),
 ):
     register(_s)
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, messages_of
+from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, check_option_texts, messages_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
 from ipcausal.testing._markers import AMERICAN, BRITISH
@@ -279,6 +279,42 @@ class SimulatedModel:
                 )
             )
         return out
+
+    def option_probabilities(self, prompt: str, n_options: int) -> np.ndarray:
+        """The known-truth probabilities of ``n_options`` answer options for ``prompt``.
+
+        A softmax over logits ``z_k = base_k(S) + noise · ε_k(X) + shift(B) · [k = 0]``: ``base_k``
+        and ``ε_k`` are standard normal values fixed by hashes of (seed, S, k) and of (seed, X, k);
+        the background's shift raises the **first** option's logit only, so its probability moves
+        with B exactly as the answer of :meth:`answer` does (no shift: a paired Δ of 0 in law).
+
+        Examples
+        --------
+        >>> p = SimulatedModel(effect=2.0).option_probabilities("Which is best? [british]", 3)
+        >>> round(float(p.sum()), 12), p.shape
+        (1.0, (3,))
+        """
+        if isinstance(n_options, bool) or not isinstance(n_options, numbers.Integral) or n_options < 1:
+            raise ValueError(f"`n_options` must be a positive integer, got {n_options!r}")
+        b, sem = self._parse(prompt)
+        z = np.array([_normal(self.seed, "opt", sem, k) + self.noise * _normal(self.seed, "opt-eps", prompt, k)
+                      for k in range(int(n_options))])
+        z[0] += self.shift(b)
+        z -= z.max()
+        e = np.exp(z)
+        return e / e.sum()
+
+    def option_logprobs(self, request: Request, options: Sequence[str]) -> tuple[float, ...]:
+        """Log of :meth:`option_probabilities` for the request's text (messages joined by newlines).
+
+        The backend capability of :class:`~ipcausal.backends.Backend`; here the values are
+        normalised over the options already (a real model's are not).
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
+        opts = check_option_texts(options)
+        text = "\n".join(m["content"] for m in request.messages)
+        return tuple(float(v) for v in np.log(self.option_probabilities(text, len(opts))))
 
     def close(self) -> None:
         """Nothing to release (present for symmetry with the real backends)."""
