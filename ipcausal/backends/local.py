@@ -284,7 +284,9 @@ class LocalBackend(BackendBase):
             if not self._logits_all:
                 self._load(True)
             llm = self._llama
-            prompt = llm.tokenize(self._chat_prompt(request).encode("utf-8"), add_bos=True, special=True)
+            # tokenized as create_completion does for generation: BOS only where the model asks for it
+            bos = bool(llm._model.add_bos_token())
+            prompt = llm.tokenize(self._chat_prompt(request).encode("utf-8"), add_bos=bos, special=True)
             out = []
             for opt in opts:
                 cont = llm.tokenize(opt.encode("utf-8"), add_bos=False, special=False)
