@@ -287,18 +287,30 @@ class LocalBackend(BackendBase):
             # tokenized as create_completion does for generation: BOS only where the model asks for it
             bos = bool(llm._model.add_bos_token())
             prompt = llm.tokenize(self._chat_prompt(request).encode("utf-8"), add_bos=bos, special=True)
+            conts = [llm.tokenize(opt.encode("utf-8"), add_bos=False, special=False) for opt in opts]
+            longest = len(prompt) + max(len(c) for c in conts)
+            if longest > self.n_ctx:
+                raise BackendError(f"llama.cpp: prompt + option is {longest} tokens, over `n_ctx`={self.n_ctx}")
+
+            def log_softmax(rows: Any) -> Any:
+                rows = np.asarray(rows, dtype=np.float64)
+                top = rows.max(axis=-1, keepdims=True)
+                return rows - top - np.log(np.exp(rows - top).sum(axis=-1, keepdims=True))
+
+            # the prompt is evaluated once; each option continues from it (eval drops the KV cache
+            # beyond n_tokens), so a one-token option costs no further evaluation
+            llm.reset()
+            llm.eval(prompt)
+            first = log_softmax(llm.scores[len(prompt) - 1])
             out = []
-            for opt in opts:
-                cont = llm.tokenize(opt.encode("utf-8"), add_bos=False, special=False)
-                full = list(prompt) + list(cont)
-                if len(full) > self.n_ctx:
-                    raise BackendError(f"llama.cpp: prompt + option is {len(full)} tokens, over `n_ctx`={self.n_ctx}")
-                llm.reset()
-                llm.eval(full)
-                rows = np.asarray(llm.scores[len(prompt) - 1 : len(full) - 1], dtype=np.float64)
-                top = rows.max(axis=1, keepdims=True)
-                lse = (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))[:, 0]
-                out.append(float(sum(rows[t, tok] - lse[t] for t, tok in enumerate(cont))))
+            for cont in conts:
+                total = float(first[cont[0]])
+                if len(cont) > 1:
+                    llm.n_tokens = len(prompt)
+                    llm.eval(cont[:-1])
+                    rest = log_softmax(llm.scores[len(prompt) : len(prompt) + len(cont) - 1])
+                    total += float(sum(rest[t, tok] for t, tok in enumerate(cont[1:])))
+                out.append(total)
             llm.reset()
         return tuple(out)
 
