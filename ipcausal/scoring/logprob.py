@@ -28,7 +28,7 @@ from ipcausal.pairs import PairSet
 from ipcausal.scoring._common import OK, is_missing
 
 __all__ = ["CONTINUATIONS", "require_option_logprobs", "option_continuations", "option_distribution",
-           "correct_index", "logprob_scores", "score_logprob"]
+           "correct_index", "describe", "logprob_scores", "score_logprob"]
 
 CONTINUATIONS: tuple[str, ...] = ("number", "text")
 _CAN = "local (llama.cpp), openai (a server honouring completions echo+logprobs) or simulated"
@@ -221,12 +221,3 @@ def describe(continuation: str = "number") -> str:
     """The scorer's description for reports."""
     return f"logprob: P(correct option) normalised over the options ({continuation} continuations)"
 
-
-def _registry_fn(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Any:
-    """The registry entry (:func:`ipcausal.scoring.score_pairs` with ``scorer="logprob"``)."""
-    from ipcausal.scoring.registry import Scored
-
-    si, sj = logprob_scores(df, opts.get("backend"), continuation=opts.get("continuation") or "number")
-    n = len(si)
-    return Scored(describe(opts.get("continuation") or "number"), values_i=si, values_j=sj,
-                  status_i=[OK] * n, status_j=[OK] * n)

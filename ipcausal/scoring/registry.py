@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
-from ipcausal.scoring.logprob import _registry_fn as _logprob
+from ipcausal.scoring.logprob import describe as _describe_logprob
+from ipcausal.scoring.logprob import logprob_scores
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
 
@@ -251,6 +252,12 @@ def _mcq(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
         out.values_i[r], out.status_i[r] = mcq_correct(yi[r], options, corr)
         out.values_j[r], out.status_j[r] = mcq_correct(yj[r], options, corr)
     return out
+
+
+def _logprob(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
+    # the model's P(correct option) for each prompt (a model call: reads x_i/x_j, not yi/yj)
+    si, sj = logprob_scores(df, opts.get("backend"))
+    return Scored(_describe_logprob(), values_i=si, values_j=sj, status_i=[OK] * len(si), status_j=[OK] * len(sj))
 
 
 for _s in (
