@@ -156,3 +156,14 @@ def test_simulator_logprobs_are_normalised_and_deterministic() -> None:
     req = Request(messages_of("Which colour? [british]"))
     a, b = sim.option_logprobs(req, ["r", "g", "b"]), sim.option_logprobs(req, ["r", "g", "b"])
     assert a == b and math.isclose(sum(math.exp(v) for v in a), 1.0, rel_tol=1e-12)
+
+
+def test_cli_score_logprob_needs_a_backend(tmp_path, capsys) -> None:
+    from ipcausal.cli import main
+
+    path = tmp_path / "answered.jsonl"
+    _pairs(n=2, y_i="1", y_j="2").write(path)
+    rc = main(["score", str(path), "--scorer", "logprob", "-o", str(tmp_path / "s.jsonl")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--scorer logprob needs --backend" in err
+    assert not (tmp_path / "s.jsonl").exists()
