@@ -32,7 +32,7 @@ from ipcausal.scoring.logprob import score_logprob
 from ipcausal.testing import SimulatedModel
 
 ALPHA = 0.05
-EFFECTS = (0.0, 0.1, 0.2, 0.4)
+EFFECTS = (0.0, 0.1, 0.2, 0.4, 0.8, 1.6)
 N_PAIRS, K = 40, 4
 
 

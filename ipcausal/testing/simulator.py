@@ -25,6 +25,10 @@ How a response is made, for a prompt X (all message contents joined by newlines)
 4. **The response text** is ``"Answer: <v>"`` (then a note naming the inferred background);
    :meth:`SimulatedModel.read` gets ``v`` back.
 
+Option log-probabilities (the ``logprob`` scorer): :meth:`SimulatedModel.option_probabilities` is a
+softmax over per-option logits fixed by hashes of S and X, with ``shift(B)`` added to the first
+option's logit, so the first option's log-odds move by exactly the background's shift.
+
 Scorers: :meth:`SimulatedModel.score` (interval: the answer itself) and
 :meth:`SimulatedModel.similarity` (``m0 ** (|v_a − v_b| / c)`` with ``c = noise · √2 · z₀.₇₅``,
 the median of ``|v_a − v_b|`` when B plays no role, so that without IP the median similarity
