@@ -30,6 +30,8 @@ __all__ = [
     "chat",
     "generate_outcomes",
     "messages_of",
+    "supports_option_logprobs",
+    "check_option_texts",
 ]
 
 _ROLES = ("system", "user", "assistant")
@@ -213,12 +215,54 @@ class Backend(Protocol):
     ``generate_outcomes`` (failures returned per request, a callback as each request
     finishes), ``usage``, ``close()`` and the context-manager protocol; the module-level
     :func:`generate_outcomes` gives the per-request behaviour for any backend.
+
+    Optional capability, **option log-probabilities** (used by the ``logprob`` scorer,
+    :mod:`ipcausal.scoring.logprob`): a backend that can score given continuations defines
+    ``option_logprobs(request, options) -> tuple[float, ...]``, the natural-log probability the
+    model gives to each option text as the start of its reply to ``request`` (the sum of the
+    option's token log-probabilities, conditioned on the prompt as the model sees it).  No
+    text is generated.  A backend without the method (or with ``option_logprobs = None``)
+    cannot; callers check that with :func:`supports_option_logprobs` before any request.
+    Implemented by ``local`` (llama.cpp in process), ``openai`` (servers that honour legacy
+    completions with ``echo`` and ``logprobs``) and the SCM simulator.
     """
 
     kind: str
     model: str
 
     def generate(self, requests: Sequence[Request]) -> list[Response]: ...
+
+
+def supports_option_logprobs(backend: Any) -> bool:
+    """Whether ``backend`` offers ``option_logprobs`` (the optional capability of :class:`Backend`).
+
+    Examples
+    --------
+    >>> from ipcausal.testing import SimulatedModel
+    >>> supports_option_logprobs(SimulatedModel()), supports_option_logprobs(object())
+    (True, False)
+    """
+    return callable(getattr(backend, "option_logprobs", None))
+
+
+def check_option_texts(options: Any) -> tuple[str, ...]:
+    """Validate the ``options`` of ``option_logprobs``: a sequence of at least one non-empty text.
+
+    Examples
+    --------
+    >>> check_option_texts(["1", "2"])
+    ('1', '2')
+    >>> check_option_texts("12")
+    Traceback (most recent call last):
+    ...
+    TypeError: `options` must be a sequence of option texts, got str
+    """
+    if isinstance(options, (str, bytes)) or not isinstance(options, Sequence):
+        raise TypeError(f"`options` must be a sequence of option texts, got {type(options).__name__}")
+    opts = tuple(options)
+    if not opts or not all(isinstance(o, str) and o for o in opts):
+        raise ValueError(f"`options` must hold at least one non-empty text, got {opts!r}")
+    return opts
 
 
 Outcome = Union[Response, BackendError]

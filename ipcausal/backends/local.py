@@ -25,6 +25,7 @@ from ipcausal.backends.base import (
     Outcome,
     Request,
     Response,
+    check_option_texts,
 )
 
 __all__ = ["LocalBackend", "resolve_gguf", "DEFAULT_MODEL", "KNOWN_MODELS"]
@@ -239,6 +240,79 @@ class LocalBackend(BackendBase):
             results.append(out)
             on_result(i, out)
         return results
+
+    def _chat_prompt(self, req: Request) -> str:
+        """The prompt text llama.cpp builds for ``req`` (the GGUF chat template, assistant turn opened)."""
+        from llama_cpp import llama_chat_format
+
+        llm = self._llama
+        template = (llm.metadata or {}).get("tokenizer.chat_template")
+        if not template:
+            raise BackendError(f"llama.cpp: {self.model} has no chat template, so option log-probabilities "
+                               "have no defined prompt")
+        fmt = llama_chat_format.Jinja2ChatFormatter(
+            template=template,
+            eos_token=llm._model.token_get_text(llm.token_eos()),
+            bos_token=llm._model.token_get_text(llm.token_bos()),
+        )
+        return fmt(messages=[dict(m) for m in req.messages]).prompt
+
+    def option_logprobs(self, request: Request, options: Sequence[str]) -> tuple[float, ...]:
+        """Log-probability of each option text as the start of the model's reply to ``request``.
+
+        The prompt is ``request``'s messages in the model's chat template with the assistant turn
+        opened (what :meth:`generate` sends); each option is tokenized on its own (no BOS) and
+        appended, and its log-probability is the sum over its tokens of log-softmax of the
+        model's logits at the preceding position.  The values are not normalised over the options.
+
+        Examples
+        --------
+        >>> from ipcausal.backends import Request, messages_of
+        >>> with LocalBackend() as b:  # doctest: +SKIP
+        ...     lp = b.option_logprobs(Request(messages_of("2+2? Reply 1 (3) or 2 (4).")), ["1", "2"])
+        >>> len(lp)  # doctest: +SKIP
+        2
+        """
+        import numpy as np
+
+        if not isinstance(request, Request):
+            raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
+        opts = check_option_texts(options)
+        with self._lock:
+            if self._llama is None:
+                raise BackendError("this local backend is closed")
+            if not self._logits_all:
+                self._load(True)
+            llm = self._llama
+            # tokenized as create_completion does for generation: BOS only where the model asks for it
+            bos = bool(llm._model.add_bos_token())
+            prompt = llm.tokenize(self._chat_prompt(request).encode("utf-8"), add_bos=bos, special=True)
+            conts = [llm.tokenize(opt.encode("utf-8"), add_bos=False, special=False) for opt in opts]
+            longest = len(prompt) + max(len(c) for c in conts)
+            if longest > self.n_ctx:
+                raise BackendError(f"llama.cpp: prompt + option is {longest} tokens, over `n_ctx`={self.n_ctx}")
+
+            def log_softmax(rows: Any) -> Any:
+                rows = np.asarray(rows, dtype=np.float64)
+                top = rows.max(axis=-1, keepdims=True)
+                return rows - top - np.log(np.exp(rows - top).sum(axis=-1, keepdims=True))
+
+            # the prompt is evaluated once; each option continues from it (eval drops the KV cache
+            # beyond n_tokens), so a one-token option costs no further evaluation
+            llm.reset()
+            llm.eval(prompt)
+            first = log_softmax(llm.scores[len(prompt) - 1])
+            out = []
+            for cont in conts:
+                total = float(first[cont[0]])
+                if len(cont) > 1:
+                    llm.n_tokens = len(prompt)
+                    llm.eval(cont[:-1])
+                    rest = log_softmax(llm.scores[len(prompt) : len(prompt) + len(cont) - 1])
+                    total += float(sum(rest[t, tok] for t, tok in enumerate(cont[1:])))
+                out.append(total)
+            llm.reset()
+        return tuple(out)
 
     def close(self) -> None:
         """Free the model."""

@@ -36,6 +36,7 @@ from ipcausal.backends.base import (
     Outcome,
     Request,
     Response,
+    check_option_texts,
 )
 from ipcausal.backends._retry import (
     Backoff,
@@ -440,6 +441,47 @@ class OpenAIBackend(BackendBase):
         if "err" in box:
             raise box["err"]
         return box["out"]
+
+    # -- option log-probabilities (the logprob scorer) ------------------------------------
+    def option_logprobs(self, request: Request, options: Sequence[str]) -> tuple[float, ...]:
+        """Log-probability of each option text after ``request``'s prompt, from legacy completions.
+
+        Sends ``POST /completions`` with ``prompt = text + option``, ``echo=True``,
+        ``logprobs=0``, ``max_tokens=1`` and sums the echoed log-probabilities of the tokens that
+        start at or after the option (by ``text_offset``).  The completions endpoint applies no
+        chat template, so ``text`` is the messages' contents joined by blank lines plus a newline
+        (not what :meth:`generate` sends through the chat template).  A server that does not echo
+        prompt log-probabilities (most hosted chat APIs) gives a :class:`BackendError` saying so.
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
+        opts = check_option_texts(options)
+        openai = _openai()
+        text = "\n\n".join(m["content"] for m in request.messages) + "\n"
+        out = []
+        client = openai.OpenAI(**self._client_kwargs())
+        try:
+            for opt in opts:
+                try:
+                    got = client.completions.create(model=self._wire or "default", prompt=text + opt, echo=True,
+                                                    logprobs=0, max_tokens=1, temperature=0.0)
+                except openai.APIError as exc:
+                    raise BackendError(self._redact(f"{self.where}: completions with echo+logprobs failed: "
+                                                    f"{str(exc)[:300]}")) from None
+                lp = getattr(got.choices[0], "logprobs", None) if got.choices else None
+                offs = list(getattr(lp, "text_offset", None) or [])
+                vals = list(getattr(lp, "token_logprobs", None) or [])
+                if not offs or len(offs) != len(vals):
+                    raise BackendError(f"{self.where}: the server did not echo prompt log-probabilities "
+                                       "(completions echo+logprobs), so option log-probabilities are unavailable")
+                start = min(offs)  # some servers count offsets from the start of the prompt, some not
+                picked = [v for o, v in zip(offs, vals) if o - start >= len(text) and o - start < len(text + opt)]
+                if not picked or any(v is None for v in picked):
+                    raise BackendError(f"{self.where}: no echoed log-probability for option {opt!r}")
+                out.append(float(sum(picked)))
+        finally:
+            client.close()
+        return tuple(out)
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, where={self.where!r}, concurrency={self.concurrency})"

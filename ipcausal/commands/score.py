@@ -132,6 +132,10 @@ def main(args: argparse.Namespace) -> int:
             kw["backend"] = make_backend(args)
         else:
             kw["rater"] = OfflineEssayRater()
+    elif args.scorer == "logprob":
+        if not args.backend:
+            raise CliError("--scorer logprob needs --backend (the model whose option probabilities are scored)")
+        kw["backend"] = make_backend(args)
     elif args.scorer == "scale":
         kw["k"] = args.scale_points
     elif args.backend:  # a scorer of your own that takes a judge backend

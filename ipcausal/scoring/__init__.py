@@ -49,6 +49,8 @@ _LAZY: dict[str, str] = {
     "parse_rating": "ipcausal.scoring.similarity",
     "mcq_correct": "ipcausal.scoring.ratings",
     "embedding_model_path": "ipcausal.scoring.similarity",
+    "score_logprob": "ipcausal.scoring.logprob",
+    "option_distribution": "ipcausal.scoring.logprob",
 }
 
 __all__ = list(_LAZY)

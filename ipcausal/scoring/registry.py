@@ -24,6 +24,8 @@ import numpy as np
 
 from ipcausal.outcomes import directed
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
+from ipcausal.scoring.logprob import describe as _describe_logprob
+from ipcausal.scoring.logprob import logprob_scores
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
 
@@ -352,6 +354,12 @@ def _mcq(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
     return out
 
 
+def _logprob(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
+    # the model's P(correct option) for each prompt (a model call: reads x_i/x_j, not yi/yj)
+    si, sj = logprob_scores(df, opts.get("backend"))
+    return Scored(_describe_logprob(), values_i=si, values_j=sj, status_i=[OK] * len(si), status_j=[OK] * len(sj))
+
+
 for _s in (
     Scorer("choice", "similarity", (), False, _choice),
     Scorer("scale", "similarity", (), False, _scale, _check_scale, accepts=("k",)),
@@ -360,6 +368,8 @@ for _s in (
     Scorer("essay", "interval", (), False, _essay, _check_essay, accepts=("rater", "backend", "retries", "bound"),
            bound=5.0),  # the rubric judge and the offline rater rate 1..6
     Scorer("mcq", "interval", ("options", "correct_option"), False, _mcq, accepts=("bound",), bound=1.0),
+    Scorer("logprob", "interval", ("x_i", "x_j", "options", "correct_option"), True, _logprob,
+           accepts=("backend",), bound=1.0),  # a probability of the correct option: |Δ| <= 1
 ):
     register(_s)
 

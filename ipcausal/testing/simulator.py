@@ -25,6 +25,10 @@ How a response is made, for a prompt X (all message contents joined by newlines)
 4. **The response text** is ``"Answer: <v>"`` (then a note naming the inferred background);
    :meth:`SimulatedModel.read` gets ``v`` back.
 
+Option log-probabilities (the ``logprob`` scorer): :meth:`SimulatedModel.option_probabilities` is a
+softmax over per-option logits fixed by hashes of S and X, with ``shift(B)`` added to the first
+option's logit, so the first option's log-odds move by exactly the background's shift.
+
 Scorers: :meth:`SimulatedModel.score` (interval: the answer itself) and
 :meth:`SimulatedModel.similarity` (``m0 ** (|v_a − v_b| / c)`` with ``c = noise · √2 · z₀.₇₅``,
 the median of ``|v_a − v_b|`` when B plays no role, so that without IP the median similarity
@@ -45,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ipcausal.outcomes import directed
-from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, messages_of
+from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, check_option_texts, messages_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
 from ipcausal.study.probe import PROBE_MARKER, read_probe_prompt
@@ -303,6 +307,42 @@ class SimulatedModel:
         choices = tuple(Choice(text=b, finish_reason="stop", completion_tokens=len(b.split())) for b in bodies)
         return Response(choices=choices, model=self.model, prompt_tokens=len(text.split()),
                         completion_tokens=sum(c.completion_tokens or 0 for c in choices))
+
+    def option_probabilities(self, prompt: str, n_options: int) -> np.ndarray:
+        """The known-truth probabilities of ``n_options`` answer options for ``prompt``.
+
+        A softmax over logits ``z_k = base_k(S) + noise · ε_k(X) + shift(B) · [k = 0]``: ``base_k``
+        and ``ε_k`` are standard normal values fixed by hashes of (seed, S, k) and of (seed, X, k);
+        the background's shift raises the **first** option's logit only, so its probability moves
+        with B exactly as the answer of :meth:`answer` does (no shift: a paired Δ of 0 in law).
+
+        Examples
+        --------
+        >>> p = SimulatedModel(effect=2.0).option_probabilities("Which is best? [british]", 3)
+        >>> round(float(p.sum()), 12), p.shape
+        (1.0, (3,))
+        """
+        if isinstance(n_options, bool) or not isinstance(n_options, numbers.Integral) or n_options < 1:
+            raise ValueError(f"`n_options` must be a positive integer, got {n_options!r}")
+        b, sem = self._parse(prompt)
+        z = np.array([_normal(self.seed, "opt", sem, k) + self.noise * _normal(self.seed, "opt-eps", prompt, k)
+                      for k in range(int(n_options))])
+        z[0] += self.shift(b)
+        z -= z.max()
+        e = np.exp(z)
+        return e / e.sum()
+
+    def option_logprobs(self, request: Request, options: Sequence[str]) -> tuple[float, ...]:
+        """Log of :meth:`option_probabilities` for the request's text (messages joined by newlines).
+
+        The backend capability of :class:`~ipcausal.backends.Backend`; here the values are
+        normalised over the options already (a real model's are not).
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
+        opts = check_option_texts(options)
+        text = "\n".join(m["content"] for m in request.messages)
+        return tuple(float(v) for v in np.log(self.option_probabilities(text, len(opts))))
 
     def close(self) -> None:
         """Nothing to release (present for symmetry with the real backends)."""
