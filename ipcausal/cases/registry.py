@@ -32,6 +32,7 @@ BUILTIN_CASES: dict[str, str] = {
     "culture": "ipcausal.cases.culture:CASE",
     "education": "ipcausal.cases.education:CASE",
     "echo": "ipcausal.cases.echo:CASE",
+    "age": "ipcausal.cases.age:CASE",  # the first contributed case, built with the public plugin API only
 }
 BUILTIN = "built-in"
 
