@@ -25,6 +25,8 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "case",
     "cases",
+    "new_case",  # the `new-case` command (each module names its own sub-command)
+    "check_case",  # the `check-case` command
     "audit",
     "demo",
     "reproduce",
