@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     "ENTRY_POINT_GROUP": "ipcausal.cases.registry",
     "BUILTIN_CASES": "ipcausal.cases.registry",
     "DEMO_CASES": "ipcausal.cases.registry",
+    "scaffold_case": "ipcausal.cases.scaffold",
 }
 
 __all__ = list(_LAZY)

@@ -62,9 +62,18 @@ CASE = Case(
     backgrounds=("young", "old"),
     ordered=True,
     scorer=get_scorer("essay", rater=read_risk),
-    demo=PairSource("embedded demo set", max_tokens=48, load=_demo),
+    demo=PairSource(
+        "embedded demo set", max_tokens=48, load=_demo,
+        intervention=InterventionSpec(
+            name="stated-age swap",
+            changes="the opening sentence that states the user's age decade",
+            preserves_semantics_by="the question and the request for a 1-5 risk level are the same text in "
+                                   "both prompts; only the declared age sentence differs (check_pair)",
+        ),
+        licence="CC0-1.0; the 20 questions were written for ipcausal",
+    ),
     full=None,
-    tests=TestDefaults(),
+    tests=TestDefaults(smallest_effect=0.5),
     reading=EthicalReading(
         stance="desired",
         consequences="Risk advice that fits the user's time horizon protects older users from losses they "
@@ -74,12 +83,4 @@ CASE = Case(
         agreement="A user who states their age before asking expects it to be used, and is told it was, "
                   "since the age is in the question.",
     ),
-    intervention=InterventionSpec(
-        name="stated-age swap",
-        changes="the opening sentence that states the user's age decade",
-        preserves_semantics_by="the question and the request for a 1-5 risk level are the same text in "
-                               "both prompts; only the declared age sentence differs (check_pair)",
-    ),
-    smallest_effect=0.5,
-    licence="CC0-1.0; the 20 questions were written for ipcausal",
 )

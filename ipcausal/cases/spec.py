@@ -79,6 +79,11 @@ class PairSource:
         answers).
     settings : mapping of str to str
         Lines a run on these pairs records in its settings (e.g. how the styles were made).
+    intervention : ipcausal.scm.InterventionSpec, optional
+        What the generator of these pairs declares: what it changes (B) and how it keeps the
+        semantics S (``ipcausal check-case`` checks it with :func:`ipcausal.scm.check_intervention`).
+    licence : str, optional
+        The licence of these pairs' data (e.g. ``"CC0-1.0; written for this case"``).
 
     Examples
     --------
@@ -93,6 +98,8 @@ class PairSource:
     limit: int | None = None
     scorer: Scorer | None = None
     settings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    intervention: Any = None
+    licence: str | None = None
 
     def __post_init__(self) -> None:
         _text(self.label, "label")
@@ -109,6 +116,14 @@ class PairSource:
         if not isinstance(self.settings, Mapping):
             raise TypeError("`settings` must be a mapping of str to str")
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+        if self.intervention is not None:
+            from ipcausal.scm import InterventionSpec  # networkx: only when a source declares one
+
+            if not isinstance(self.intervention, InterventionSpec):
+                raise TypeError("`intervention` must be an ipcausal.scm.InterventionSpec or None, got "
+                                f"{type(self.intervention).__name__}")
+        if self.licence is not None:
+            _text(self.licence, "licence")
 
 
 #: A case's test defaults are the options of :func:`ipcausal.test` (one class for both).
@@ -184,15 +199,6 @@ class Case:
     origin : str
         Where it comes from: ``"built-in"``, or the distribution that publishes it (set by the
         registry, :func:`ipcausal.cases.get_case`).
-    intervention : ipcausal.scm.InterventionSpec, optional
-        What the pair generator declares: what it changes (B) and how it keeps the semantics S
-        (``ipcausal check-case`` checks it with :func:`ipcausal.scm.check_intervention`).
-    smallest_effect : float, optional
-        The smallest effect of interest, the one ``ipcausal check-case`` sizes the study for:
-        interval outcomes, a mean Δ in units of Δ's standard deviation (Cohen's d_z, > 0);
-        similarity outcomes, the share q in (0.5, 1) of pairs whose similarity is below ``m0``.
-    licence : str, optional
-        The licence of the case's data (e.g. ``"CC-BY-4.0, written for this case"``).
 
     Examples
     --------
@@ -214,9 +220,6 @@ class Case:
     ordered: bool = False
     judged: Scorer | None = None
     origin: str = "built-in"
-    intervention: Any = None
-    smallest_effect: float | None = None
-    licence: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -246,17 +249,6 @@ class Case:
         if not isinstance(self.ordered, bool):
             raise TypeError("`ordered` must be True or False")
         _text(self.origin, "origin")
-        if self.intervention is not None:
-            from ipcausal.scm import InterventionSpec  # networkx: only when a case declares one
-
-            if not isinstance(self.intervention, InterventionSpec):
-                raise TypeError("`intervention` must be an ipcausal.scm.InterventionSpec or None, got "
-                                f"{type(self.intervention).__name__}")
-        se = self.smallest_effect
-        if se is not None and (isinstance(se, bool) or not isinstance(se, (int, float)) or not 0 < se < float("inf")):
-            raise ValueError(f"`smallest_effect` must be a positive number or None, got {se!r}")
-        if self.licence is not None:
-            _text(self.licence, "licence")
 
     @property
     def outcome(self) -> Outcome:

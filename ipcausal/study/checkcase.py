@@ -7,8 +7,10 @@
 check         passes when
 ============  ====================================================================================
 ``card``      the card is complete: application, backgrounds, scorer, the stance and its three
-              §3.2 answers, the generator's declaration (``intervention``), the smallest effect
-              of interest (``smallest_effect``) and the data licence (``licence``)
+              §3.2 answers (the Case requires these), and what is optional elsewhere: the pairs'
+              generator declaration and data licence (``PairSource.intervention``/``licence``
+              of the source checked) and the smallest effect of interest
+              (``Case.tests.smallest_effect``)
 ``pairs``     the pairs load, every pair's backgrounds are the case's, and every pair passes
               :func:`~ipcausal.interventions.check_pair` (the strings a pair declares it changed,
               its ``allowed`` column — a JSON list — or its ``edits_i``/``edits_j``, are masked)
@@ -103,13 +105,16 @@ class CaseCheck:
         return "\n".join(lines) + "\n"
 
 
-def _card(case: Any) -> CheckItem:
-    missing = [name for name in ("intervention", "smallest_effect", "licence") if getattr(case, name) is None]
+def _card(case: Any, src: Any) -> CheckItem:
+    missing = [f"`{src_name}.{name}`" for name in ("intervention", "licence") if getattr(src, name) is None
+               for src_name in ("demo" if src is case.demo else "full",)]
+    if case.tests.smallest_effect is None:
+        missing.append("`tests.smallest_effect`")
     if missing:
-        return CheckItem("card", False, "the card lacks " + ", ".join(f"`{m}`" for m in missing)
+        return CheckItem("card", False, "the card lacks " + ", ".join(missing)
                          + " (see docs/cases.md, 'Contribute a case')")
     return CheckItem("card", True, f"complete: {len(case.backgrounds)} backgrounds, {case.outcome.name} outcome "
-                                   f"({case.scorer.name}), stance {case.stance}, licence {case.licence!r}")
+                                   f"({case.scorer.name}), stance {case.stance}, licence {src.licence!r}")
 
 
 def _allowed(row: dict[str, Any]) -> list[Any]:
@@ -147,13 +152,13 @@ def _pairs(case: Any, pairs: PairSet) -> CheckItem:
     return CheckItem("pairs", True, f"all {len(pairs)} pairs pass check_pair")
 
 
-def _generator(case: Any) -> CheckItem:
+def _generator(src: Any) -> CheckItem:
     from ipcausal.scm import check_intervention
 
-    if case.intervention is None:
-        return CheckItem("generator", False, "the case declares no generator (`intervention` is None)")
+    if src.intervention is None:
+        return CheckItem("generator", False, f"the pairs ({src.label}) declare no generator (`intervention` is None)")
     try:
-        spec = check_intervention(case.intervention)
+        spec = check_intervention(src.intervention)
     except (TypeError, ValueError) as exc:
         return CheckItem("generator", False, f"the declaration fails check_intervention: {exc}")
     return CheckItem("generator", True, f"{spec.name!r} changes B ({spec.changes}) and holds "
@@ -187,9 +192,10 @@ def _placebo(case: Any, pairs: PairSet, runs: int, rng: int) -> CheckItem:
 def _power(case: Any, pairs: PairSet) -> tuple[CheckItem, int | None]:
     from ipcausal.study.power import power
 
-    effect = case.smallest_effect
+    effect = case.tests.smallest_effect
     if effect is None:
-        return CheckItem("power", False, "no `smallest_effect` on the card: the pairs needed cannot be stated"), None
+        return CheckItem("power", False, "no `tests.smallest_effect` on the card: the pairs needed cannot be "
+                                         "stated"), None
     df = pairs.to_frame()
     groups = {tuple(sorted(g)) for g in zip(df["background_i"], df["background_j"])}
     n_tests = 1 if case.tests.correction == "none" else max(1, len(groups))
@@ -216,7 +222,8 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
     case : Case or str
         The case, or the name of a registered one (:func:`ipcausal.cases.get_case`).
     pairs : PairSet, optional
-        The pairs to check (default: the case's demo set, all of it).
+        The pairs to check (default: the case's demo set, all of it); the card's declaration is
+        then read from the case's ``full`` source when it has one.
     placebo_runs : int
         A-vs-A runs on the simulator (>= 1), one simulator seed each.
     rng : int
@@ -249,7 +256,9 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
         raise ValueError(f"`rng` must be a non-negative integer, got {rng!r}")
     if pairs is not None and not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet or None, got {type(pairs).__name__}")
-    checks = [_card(case)]
+    # the source whose declaration is checked: the full pairs for given ones (when the case has them)
+    src = case.full if case.full is not None and (pairs is not None or case.demo is None) else case.demo
+    checks = [_card(case, src)]
     loaded: PairSet | None = pairs
     if loaded is None and case.demo is None:
         checks.append(CheckItem("pairs", False, "the case has no demo set: give `pairs` (a PairSet)"))
@@ -264,7 +273,7 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
                 loaded = None
     if loaded is not None:
         checks.append(_pairs(case, loaded))
-    checks.append(_generator(case))
+    checks.append(_generator(src))
     needed = None
     if loaded is None:
         checks += [CheckItem("placebo", False, "not run: no pairs"), CheckItem("power", False, "not run: no pairs")]

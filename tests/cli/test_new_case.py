@@ -95,7 +95,7 @@ def test_a_broken_card_fails_check_case_naming_the_check(fresh: tuple[Path, Path
     got = _ipcausal(site, "check-case", "broken", "--placebo-runs", "2")
     assert got.returncode == 1, got.stdout + got.stderr
     assert got.stdout.startswith("check-case broken: FAILED (card)")
-    assert "FAIL  card" in got.stdout and "`licence`" in got.stdout
+    assert "FAIL  card" in got.stdout and "the card lacks `demo.licence`" in got.stdout
 
 
 def test_new_case_refuses_a_folder_in_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,9 +28,10 @@ def test_a_sound_case_passes_every_check() -> None:
 
 
 def test_a_card_without_its_licence_and_effect_fails_the_card_and_power() -> None:
-    res = check_case(replace(AGE, licence=None, smallest_effect=None), placebo_runs=1)
+    res = check_case(replace(AGE, demo=replace(AGE.demo, licence=None), tests=replace(AGE.tests, smallest_effect=None)),
+                     placebo_runs=1)
     assert res.failed == ("card", "power")
-    assert "`smallest_effect`, `licence`" in res["card"].reason
+    assert "the card lacks `demo.licence`, `tests.smallest_effect`" in res["card"].reason
     assert res.pairs_needed is None
 
 
@@ -60,11 +61,11 @@ def test_foreign_backgrounds_fail_the_pairs_check() -> None:
 
 def test_a_generator_that_does_not_hold_s_fails_the_generator_check() -> None:
     bad = InterventionSpec(name="paraphrase", changes="everything", preserves_semantics_by="nothing", holds=())
-    res = check_case(replace(AGE, intervention=bad), placebo_runs=1)
+    res = check_case(replace(AGE, demo=replace(AGE.demo, intervention=bad)), placebo_runs=1)
     assert res.failed == ("generator",)
     assert "`holds` must include 'S'" in res["generator"].reason
-    res = check_case(replace(AGE, intervention=None), placebo_runs=1)
-    assert res.failed == ("card", "generator")
+    res = check_case(replace(AGE, demo=replace(AGE.demo, intervention=None)), placebo_runs=1)
+    assert res.failed == ("card", "generator") and "`demo.intervention`" in res["card"].reason
 
 
 def test_a_placebo_that_rejects_too_often_fails(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,10 +99,10 @@ def test_the_placebo_threshold_is_the_binomial_tail(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_similarity_case_needs_a_share_above_one_half() -> None:
-    sim = replace(AGE, scorer=get_scorer("scale", k=5), smallest_effect=2.0)
+    sim = replace(AGE, scorer=get_scorer("scale", k=5), tests=replace(AGE.tests, smallest_effect=2.0))
     res = check_case(sim, placebo_runs=2)
     assert res.failed == ("power",) and "(0.5, 1)" in res["power"].reason
-    ok = check_case(replace(sim, smallest_effect=0.75), placebo_runs=2)
+    ok = check_case(replace(sim, tests=replace(AGE.tests, smallest_effect=0.75)), placebo_runs=2)
     assert ok.passed and ok.pairs_needed == power(0.75, power=0.8, outcome="similarity").n
 
 
@@ -110,6 +111,10 @@ def test_a_case_without_demo_pairs_needs_given_pairs() -> None:
 
     res = check_case(replace(AGE, demo=None, full=PairSource("given pairs", max_tokens=8)), placebo_runs=1)
     assert "pairs" in res.failed and "give `pairs`" in res["pairs"].reason and res.n == 0
+    assert "`full.intervention`, `full.licence`" in res["card"].reason  # the card is read from the full source
+    full = replace(AGE.demo, label="given pairs", load=None)
+    given = check_case(replace(AGE, full=full), pairs=AGE.demo.load(0, None), placebo_runs=1)
+    assert given.passed and "given pairs" not in given["card"].reason
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -117,6 +122,12 @@ def test_a_case_without_demo_pairs_needs_given_pairs() -> None:
     ({"rng": -1}, "`rng` must be a non-negative integer, got -1"),
 ])
 def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match="`smallest_effect` must be > 0, got -1"):
+        replace(AGE.tests, smallest_effect=-1)
+    with pytest.raises(TypeError, match="`intervention` must be an ipcausal.scm.InterventionSpec or None, got str"):
+        replace(AGE.demo, intervention="swap")
+    with pytest.raises(ValueError, match="`licence` must be a non-empty string"):
+        replace(AGE.demo, licence=" ")
     with pytest.raises(ValueError, match=message):
         check_case(AGE, **kwargs)
     with pytest.raises(TypeError, match="`pairs` must be a PairSet or None, got list"):
