@@ -21,7 +21,7 @@ check         passes when
               reject no more often than α allows: with k rejections in R runs the check fails
               when P(Binomial(R, α) ≥ k) < 0.01
 ``power``     :func:`ipcausal.power` solves for the pairs per background pair that reach power
-              0.8 at the case's α (Bonferroni over its background pairs) for ``smallest_effect``
+              0.8 at the case's α (Bonferroni over its background pairs) for ``tests.smallest_effect``
 ============  ====================================================================================
 
 The placebo runs score the simulator's answers with the simulator's own scorer (its answers are
@@ -70,7 +70,7 @@ class CaseCheck:
     n : int
         Pairs checked (0 when they could not be loaded).
     pairs_needed : int or None
-        Pairs per background pair for power 0.8 at ``smallest_effect`` (None when not solved).
+        Pairs per background pair for power 0.8 at ``tests.smallest_effect`` (None when not solved).
     """
 
     case: str
