@@ -39,6 +39,8 @@ COMMANDS: tuple[str, ...] = (
     "case",
     "mitigate",
     "cases",
+    "new_case",  # the `new-case` command (each module names its own sub-command)
+    "check_case",  # the `check-case` command
     "audit",
     "demo",
     "reproduce",

@@ -1,7 +1,8 @@
 """Cases: the units of the benchmark (SPEC §10), each a frozen :class:`Case`.
 
-The three built-in cases are :mod:`ipcausal.cases.culture`, :mod:`~ipcausal.cases.education` and
-:mod:`~ipcausal.cases.echo`; any installed distribution can add more under the entry-point group
+The built-in cases are the study's three, :mod:`ipcausal.cases.culture`, :mod:`~ipcausal.cases.education`
+and :mod:`~ipcausal.cases.echo`, and the first contributed one, :mod:`~ipcausal.cases.age` (built with
+the public plugin API only); any installed distribution can add more under the entry-point group
 ``ipcausal.cases`` (:mod:`ipcausal.cases.registry`, ``docs/cases.md``).  :func:`get_case` and
 :func:`list_cases` read the registry; :func:`ipcausal.run_case` runs any case on any backend.
 """
@@ -25,6 +26,8 @@ _LAZY: dict[str, str] = {
     "CasePluginWarning": "ipcausal.cases.registry",
     "ENTRY_POINT_GROUP": "ipcausal.cases.registry",
     "BUILTIN_CASES": "ipcausal.cases.registry",
+    "DEMO_CASES": "ipcausal.cases.registry",
+    "scaffold_case": "ipcausal.cases.scaffold",
 }
 
 __all__ = list(_LAZY)

@@ -79,6 +79,11 @@ class PairSource:
         answers).
     settings : mapping of str to str
         Lines a run on these pairs records in its settings (e.g. how the styles were made).
+    intervention : ipcausal.scm.InterventionSpec, optional
+        What the generator of these pairs declares: what it changes (B) and how it keeps the
+        semantics S (``ipcausal check-case`` checks it with :func:`ipcausal.scm.check_intervention`).
+    licence : str, optional
+        The licence of these pairs' data (e.g. ``"CC0-1.0; written for this case"``).
 
     Examples
     --------
@@ -93,6 +98,8 @@ class PairSource:
     limit: int | None = None
     scorer: Scorer | None = None
     settings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    intervention: Any = None
+    licence: str | None = None
 
     def __post_init__(self) -> None:
         _text(self.label, "label")
@@ -109,6 +116,14 @@ class PairSource:
         if not isinstance(self.settings, Mapping):
             raise TypeError("`settings` must be a mapping of str to str")
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+        if self.intervention is not None:
+            from ipcausal.scm import InterventionSpec  # networkx: only when a source declares one
+
+            if not isinstance(self.intervention, InterventionSpec):
+                raise TypeError("`intervention` must be an ipcausal.scm.InterventionSpec or None, got "
+                                f"{type(self.intervention).__name__}")
+        if self.licence is not None:
+            _text(self.licence, "licence")
 
 
 #: A case's test defaults are the options of :func:`ipcausal.test` (one class for both).

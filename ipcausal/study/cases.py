@@ -379,7 +379,7 @@ def run_demo(
     progress: bool = True,
     seed: int = 0,
 ) -> list[CaseResult]:
-    """The built-in cases on their embedded demo sets with the local model, each into ``out/<case>``.
+    """The study's three cases (:data:`~ipcausal.cases.registry.DEMO_CASES`) on their embedded demo sets with the local model, each into ``out/<case>``.
 
     Render them with :func:`ipcausal.report.write_case_reports` (``ipcausal demo`` does).
 
@@ -387,7 +387,7 @@ def run_demo(
     --------
     >>> results = run_demo("demo-out")  # doctest: +SKIP
     """
-    from ipcausal.cases.registry import BUILTIN_CASES
+    from ipcausal.cases.registry import DEMO_CASES
 
     _check_limit(limit)
     if backend is None:
@@ -396,7 +396,7 @@ def run_demo(
         backend = get_backend("local")
     root = Path(out)
     results = []
-    for c in BUILTIN_CASES:
+    for c in DEMO_CASES:
         if progress:
             print(f"[{c}] running ...", file=sys.stderr, flush=True)
         results.append(run_case(c, backend, out=root / c, limit=limit, progress=progress, seed=seed))

@@ -200,6 +200,11 @@ class TestOptions:
         ``None``: the outcome's default (two-sided for Δ, "less" for a similarity).
     margin : float, optional
         An equivalence margin: with it a report can say "absent" (SPEC §8).
+    smallest_effect : float, optional
+        The smallest effect of interest the design is sized for (not an option of the test
+        itself: ``ipcausal check-case`` states the pairs it needs with :func:`ipcausal.power`).
+        Interval outcomes: a mean Δ in units of Δ's standard deviation (d_z, > 0); similarity
+        outcomes: the share q in (0.5, 1) of pairs whose similarity is below ``m0``.
 
     Examples
     --------
@@ -221,6 +226,7 @@ class TestOptions:
     n_resamples: int | None = None
     alternative: str | None = None
     margin: float | None = None
+    smallest_effect: float | None = None
 
     def __post_init__(self) -> None:
         from ipcausal.stats._validate import choice, open_unit
@@ -239,8 +245,10 @@ class TestOptions:
             choice(self.alternative, "alternative", ("two-sided", "greater", "less"))
         if self.margin is not None:
             object.__setattr__(self, "margin", positive_number(self.margin, "margin"))
+        if self.smallest_effect is not None:
+            object.__setattr__(self, "smallest_effect", positive_number(self.smallest_effect, "smallest_effect"))
 
     def kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`ipcausal.test` these stand for."""
+        """The keyword arguments of :func:`ipcausal.test` these stand for (all but ``smallest_effect``)."""
         return {"alpha": self.alpha, "correction": self.correction, "m0": self.m0, "method": self.method,
                 "n_resamples": self.n_resamples, "alternative": self.alternative, "margin": self.margin}

@@ -103,6 +103,14 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         (["export", "validation", MISSING, "-o", "s.csv", "--seed", "-1"], "--seed"),
         (["export", "lm-eval", MISSING, "-o", "d", "--max-gen-toks", "0"], "--max-gen-toks"),
     ],
+    "new_case": [
+        (["new-case", "Bad Name", "-o", "d"], "NAME"),
+    ],
+    "check_case": [
+        (["check-case", "age", "--placebo-runs", "0"], "--placebo-runs"),
+        (["check-case", "age", "--seed", "-1"], "--seed"),
+        (["check-case", "age", "--format", "xml"], "--format"),
+    ],
     "import_": [
         (["import", "lm-eval", MISSING, "-o", "p.jsonl", "--metric", "acc", "--pair-field", "a",
           "--side-field", "b", "--text", "nope"], "--text"),
@@ -125,7 +133,7 @@ def test_bad_values_are_rejected_by_name(command, capsys, tmp_path, monkeypatch)
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1, err
-        assert err.startswith(f"ipcausal {command.rstrip('_')}") and ": error: argument " + option in err, (argv, err)
+        assert err.startswith(f"ipcausal {command.rstrip('_').replace('_', '-')}") and ": error: argument " + option in err, (argv, err)
     assert list(tmp_path.iterdir()) == []  # nothing written, nothing created
 
 
