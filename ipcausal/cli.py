@@ -39,7 +39,7 @@ COMMANDS: tuple[str, ...] = (
     "case",
     "mitigate",
     "cases",
-    "new_case",  # the `new-case` command (each module names its own sub-command)
+    "new_case",  # the `new-case` command
     "check_case",  # the `check-case` command
     "audit",
     "demo",
@@ -80,8 +80,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def command_name(module: str) -> str:
-    """The command a module of :data:`COMMANDS` defines: its name without a trailing ``_``."""
-    return module.rstrip("_")
+    """The command a module of :data:`COMMANDS` defines: its name without a trailing ``_``, with
+    ``-`` for ``_`` (``new_case`` is ``new-case``)."""
+    return module.rstrip("_").replace("_", "-")
 
 
 def _command_of(argv: Sequence[str]) -> str:
