@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "case",
     "cases",
+    "bench",
     "audit",
     "demo",
     "reproduce",

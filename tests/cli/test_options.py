@@ -60,6 +60,9 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
     "cases": [
         (["cases", "--format", "x"], "--format"),
     ],
+    "bench": [
+        (["bench", "no-such-bench.toml", "-o", "d", "--jobs", "0"], "--jobs"),
+    ],
     "demo": [
         (["demo", "--limit", "-1"], "--limit"),
         (["demo", "--seed", "x"], "--seed"),
