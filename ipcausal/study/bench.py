@@ -130,10 +130,10 @@ def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: d
     c = res.counts
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
                      str(rel / "report.json"), _groups(res.report), verdict.verdict, verdict.reason, case.stance,
-                     int(c["requested"]), int(c["requested"]) - int(c["from cache"]) - int(c["failed"]),
+                     int(c["requested"]), int(c["completed"]) - int(c["from cache"]),
                      _cost(folder, m))
     if progress:
-        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} of {cell.calls} requests)",
+        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)",
               file=sys.stderr, flush=True)
     return cell, res.pairs
 
