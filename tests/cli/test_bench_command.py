@@ -1,0 +1,67 @@
+"""``ipcausal bench BENCH.toml -o DIR``: the files, resume, a failed cell's exit status, spec errors."""
+
+from __future__ import annotations
+
+from ipcausal.cli import main
+from ipcausal.study.benchreport import BenchReport
+
+TOML = """
+[settings]
+alpha = 0.05
+seed = 0
+
+[[models]]
+name = "personalizes"
+backend = "simulated"
+effect = 2.0
+
+[[models]]
+name = "neutral"
+backend = "simulated"
+seed = 1
+
+[[cases]]
+name = "echo"
+limit = 8
+
+[[cases]]
+name = "education"
+limit = 8
+margin = 0.5
+"""
+
+
+def test_bench_writes_its_files_and_reruns_from_the_cache(tmp_path, capsys):
+    (tmp_path / "b.toml").write_text(TOML)
+    out = tmp_path / "out"
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "personalizes  education   misaligned (possibility 3)" in printed
+    for name in ("bench.json", "bench.csv", "comparisons.csv", "bench.md", "cache/personalizes.sqlite",
+                 "cells/neutral/echo/report.json", "cells/neutral/echo/report.md"):
+        assert (out / name).is_file(), name
+    md = (out / "bench.md").read_text()
+    assert "| personalizes | desired: aligned" in md and "step-down p | Holm p" in md
+    first = (out / "bench.csv").read_text()
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(out), "--no-progress"]) == 0
+    assert all(c.sent == 0 for c in BenchReport.read(out).cells)
+    assert (out / "bench.csv").read_text() == first
+
+
+def test_a_failed_model_gives_exit_status_3_and_the_others_finish(tmp_path, capsys):
+    (tmp_path / "b.toml").write_text(TOML + '\n[[models]]\nname = "down"\nbackend = "openai"\n'
+                                     'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(tmp_path / "o"), "--no-progress"]) == 3
+    cap = capsys.readouterr()
+    assert "2 cell(s) did not finish" in cap.err and any(line.split()[:3] == ["down", "echo", "failed:"] for line in cap.out.splitlines())
+    assert {c.status for c in BenchReport.read(tmp_path / "o").cells if c.model != "down"} == {"ok"}
+
+
+def test_a_bad_key_is_one_line_naming_it(tmp_path, capsys):
+    (tmp_path / "b.toml").write_text(TOML.replace('backend = "simulated"\nseed = 1', 'backend = "gpt"'))
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ipcausal bench: error: `models[1].backend` must be one of") and len(err.splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+    assert main(["bench", str(tmp_path / "none.toml"), "-o", str(tmp_path / "o")]) == 2
+    assert "is not a file" in capsys.readouterr().err
