@@ -65,3 +65,16 @@ def test_a_bad_key_is_one_line_naming_it(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
     assert main(["bench", str(tmp_path / "none.toml"), "-o", str(tmp_path / "o")]) == 2
     assert "is not a file" in capsys.readouterr().err
+
+
+def test_ipcausal_report_renders_a_bench_json(tmp_path, capsys):
+    (tmp_path / "b.toml").write_text(TOML)
+    out = tmp_path / "out"
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(out), "--no-progress"]) == 0
+    assert main(["report", str(out / "bench.json"), "-o", str(out / "again.md")]) == 0
+    assert (out / "again.md").read_text() == (out / "bench.md").read_text()  # same folder: same links
+    assert main(["report", str(out), "-o", str(tmp_path / "t.md")]) == 0
+    assert f"]({out.resolve().as_posix()}/cells/neutral/echo/report.md)" in (tmp_path / "t.md").read_text()
+    capsys.readouterr()
+    assert main(["report", str(out / "bench.json"), "-o", str(tmp_path / "t.html")]) == 2
+    assert "a bench renders as Markdown; give a .md file" in capsys.readouterr().err
