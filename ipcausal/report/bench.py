@@ -26,7 +26,10 @@ def _f(x: Any, digits: int = 3) -> str:
 
 
 def _cell_text(report: BenchReport, model: str, case: str) -> str:
-    c = report.cell(model, case)
+    try:
+        c = report.cell(model, case)
+    except KeyError:
+        return "—"  # the model was not run on this case
     if c.status == "failed":
         return "failed"
     hits = sum(g.reject for g in c.groups)

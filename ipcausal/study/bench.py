@@ -35,7 +35,7 @@ from typing import Any
 from ipcausal.study.benchreport import BenchCell, BenchComparison, BenchReport, CellGroup
 from ipcausal.study.benchspec import BenchSpec, CaseSpec, ModelSpec, read_spec
 
-__all__ = ["bench", "DEFAULT_JOBS"]
+__all__ = ["bench", "DEFAULT_JOBS", "cell_groups", "comparison_rows"]
 
 #: Models run at once by default.
 DEFAULT_JOBS = 4
@@ -86,7 +86,8 @@ def _cell_case(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
     return replace(case, tests=tests)
 
 
-def _groups(report: Any) -> tuple[CellGroup, ...]:
+def cell_groups(report: Any) -> tuple[CellGroup, ...]:
+    """A Report's groups as the rows of a :class:`~ipcausal.study.benchreport.BenchCell`."""
     return tuple(CellGroup(g.group, int(g.n), float(g.effect), float(g.ci_low), float(g.ci_high), float(g.pvalue),
                            float(g.pvalue_adjusted), bool(g.reject), g.equivalence) for g in report.groups)
 
@@ -129,7 +130,7 @@ def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: d
     verdict = align_groups(case.stance, res.report.groups)
     c = res.counts
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
-                     str(rel / "report.json"), _groups(res.report), verdict.verdict, verdict.reason, case.stance,
+                     str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason, case.stance,
                      int(c["requested"]), int(c["completed"]) - int(c["from cache"]),
                      _cost(folder, m))
     if progress:
@@ -176,13 +177,20 @@ def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any]) -> tuple[l
         except ValueError as exc:
             notes.append(f"{cs.name}: models not compared ({exc})")
             continue
-        for group, r in res.items():
-            holm = r.pair_pvalues_holm or (float("nan"),) * len(r.pairs)
-            for k, (a, b) in enumerate(r.pairs):
-                rows.append(BenchComparison(cs.name, group, a, b, int(r.n), float(r.differences[k]),
-                                            float(r.ci_low[k]), float(r.ci_high[k]), float(r.pair_pvalues[k]),
-                                            float(r.adjusted_pvalues[k]), float(holm[k])))
+        rows += comparison_rows(cs.name, res)
     return rows, notes
+
+
+def comparison_rows(case: str, results: dict[str, Any]) -> list[BenchComparison]:
+    """The rows of ``comparisons.csv`` from :func:`~ipcausal.study.compare.compare_runs`'s results for ``case``."""
+    rows = []
+    for group, r in results.items():
+        holm = r.pair_pvalues_holm or (float("nan"),) * len(r.pairs)
+        for k, (a, b) in enumerate(r.pairs):
+            rows.append(BenchComparison(case, group, a, b, int(r.n), float(r.differences[k]), float(r.ci_low[k]),
+                                        float(r.ci_high[k]), float(r.pair_pvalues[k]), float(r.adjusted_pvalues[k]),
+                                        float(holm[k])))
+    return rows
 
 
 def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, progress: bool = True) -> BenchReport:
