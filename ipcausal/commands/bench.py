@@ -17,7 +17,10 @@ def register(sub: Any) -> None:
                        "run folder), DIR/cache/<model>.sqlite (one response cache per model: rerun the same "
                        "command to resume), DIR/bench.json, DIR/bench.csv, DIR/comparisons.csv and DIR/bench.md. "
                        "See docs/bench.md for the bench file.")
-    p.add_argument("spec", metavar="BENCH.toml", help="the bench file: [[models]], [[cases]], [settings]")
+    p.add_argument("spec", metavar="BENCH.toml", nargs="?", help="the bench file: [[models]], [[cases]], [settings]")
+    p.add_argument("--released", metavar="DIR",
+                   help="instead of a bench file: the study's released outputs (../shared/data/jiarui-liu-IP), "
+                        "all its models x the three cases with the stated method")
     add_out(p, "bench folder")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="models run at once (default 4); the cells of one model run in turn")
@@ -34,11 +37,23 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out: {out} is a file; give a folder")
-    if not Path(args.spec).is_file():
-        raise CliError(f"BENCH.toml: {args.spec} is not a file")
-    spec = read_spec(args.spec)  # every key is checked before a model is built or asked
-    report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress)
-    md = write_bench_markdown(report, out)
+    if (args.spec is None) == (args.released is None):
+        raise CliError("give a bench file (BENCH.toml) or --released DIR, not both or neither")
+    if args.released is not None:
+        from ipcausal.study.benchreleased import released_bench
+
+        if not Path(args.released).is_dir():
+            raise CliError(f"--released: {args.released} is not a folder (the study's released outputs)")
+        if args.jobs is not None:
+            raise CliError("--jobs runs models at once; --released runs none")
+        report = released_bench(args.released, out=out)
+        md = write_bench_markdown(report, out, title="IP-Bench: the study's released outputs")
+    else:
+        if not Path(args.spec).is_file():
+            raise CliError(f"BENCH.toml: {args.spec} is not a file")
+        spec = read_spec(args.spec)  # every key is checked before a model is built or asked
+        report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress)
+        md = write_bench_markdown(report, out)
     width = max(len(m) for m in report.models)
     for c in report.cells:
         verdict = c.alignment if c.status != "failed" else f"failed: {c.error}"

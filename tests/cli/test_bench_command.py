@@ -78,3 +78,13 @@ def test_ipcausal_report_renders_a_bench_json(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(out / "bench.json"), "-o", str(tmp_path / "t.html")]) == 2
     assert "a bench renders as Markdown; give a .md file" in capsys.readouterr().err
+
+
+def test_released_and_a_bench_file_exclude_each_other(tmp_path, capsys):
+    (tmp_path / "b.toml").write_text(TOML)
+    assert main(["bench", str(tmp_path / "b.toml"), "--released", str(tmp_path), "-o", str(tmp_path / "o")]) == 2
+    assert "not both or neither" in capsys.readouterr().err
+    assert main(["bench", "-o", str(tmp_path / "o")]) == 2
+    assert "not both or neither" in capsys.readouterr().err
+    assert main(["bench", "--released", str(tmp_path / "none"), "-o", str(tmp_path / "o")]) == 2
+    assert "--released: " in capsys.readouterr().err and not (tmp_path / "o").exists()
