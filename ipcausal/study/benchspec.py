@@ -113,8 +113,9 @@ class ModelSpec:
             raise ValueError(f"`{where}.{sim_only[0]}` is a key of backend = \"simulated\" only")
         if backend == "simulated" and any(k in d for k in ("model", "base_url", "api_key_env")):
             raise ValueError(f"`{where}`: model, base_url and api_key_env do not apply to backend = \"simulated\"")
-        if "base_url" in d and backend != "openai":
-            raise ValueError(f"`{where}.base_url` is a key of backend = \"openai\" only")
+        for key in ("base_url", "api_key_env", "concurrency"):
+            if key in d and backend not in ("openai", "simulated"):
+                raise ValueError(f"`{where}.{key}` is a key of backend = \"openai\" only")
         if backend == "vllm" and d.get("model") is None:
             raise ValueError(f"`{where}.model` is required for backend = \"vllm\"")
         env = _string(d, "api_key_env", where)

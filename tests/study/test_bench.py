@@ -168,6 +168,8 @@ BAD = [
      r"`models\[0\].effect` is a key of backend = \"simulated\" only"),
     ({"models": [{"name": "m", "backend": "local", "base_url": "http://x"}], "cases": CASES},
      r"`models\[0\].base_url` is a key of backend = \"openai\" only"),
+    ({"models": [{"name": "m", "backend": "local", "api_key_env": "KEY"}], "cases": CASES},
+     r"`models\[0\].api_key_env` is a key of backend = \"openai\" only"),
     ({"models": [{"name": "m", "backend": "openai", "api_key_env": "sk-123"}], "cases": CASES},
      r"`models\[0\].api_key_env` must be the NAME of an environment variable"),
     ({"models": [{"name": "m", "backend": "openai", "price_input": 1.0}], "cases": CASES},
