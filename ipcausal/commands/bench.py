@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ipcausal.commands._common import add_out, add_progress, positive_int
+from ipcausal.commands._common import add_out, add_progress, non_negative_float, positive_int
 
 HELP = "run several models on several cases (a bench file): the models x cases table, alignment, comparisons"
 
@@ -24,6 +24,8 @@ def register(sub: Any) -> None:
     add_out(p, "bench folder")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="models run at once (default 4); the cells of one model run in turn")
+    p.add_argument("--cost-limit", type=non_negative_float, metavar="X",
+                   help="refuse to start when the priced models' estimated cost (at most) exceeds X")
     add_progress(p)
     p.set_defaults(func=main)
 
@@ -44,15 +46,16 @@ def main(args: argparse.Namespace) -> int:
 
         if not Path(args.released).is_dir():
             raise CliError(f"--released: {args.released} is not a folder (the study's released outputs)")
-        if args.jobs is not None:
-            raise CliError("--jobs runs models at once; --released runs none")
+        if args.jobs is not None or args.cost_limit is not None:
+            raise CliError("--jobs and --cost-limit are for a bench file; --released asks no model")
         report = released_bench(args.released, out=out)
         md = write_bench_markdown(report, out, title="IP-Bench: the study's released outputs")
     else:
         if not Path(args.spec).is_file():
             raise CliError(f"BENCH.toml: {args.spec} is not a file")
         spec = read_spec(args.spec)  # every key is checked before a model is built or asked
-        report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress)
+        report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress,
+                       cost_limit=args.cost_limit)
         md = write_bench_markdown(report, out)
     width = max(len(m) for m in report.models)
     for c in report.cells:

@@ -35,7 +35,7 @@ from typing import Any
 from ipcausal.study.benchreport import BenchCell, BenchComparison, BenchReport, CellGroup
 from ipcausal.study.benchspec import BenchSpec, CaseSpec, ModelSpec, read_spec
 
-__all__ = ["bench", "DEFAULT_JOBS", "cell_groups", "comparison_rows"]
+__all__ = ["bench", "estimate_cost", "DEFAULT_JOBS", "cell_groups", "comparison_rows"]
 
 #: Models run at once by default.
 DEFAULT_JOBS = 4
@@ -193,7 +193,40 @@ def comparison_rows(case: str, results: dict[str, Any]) -> list[BenchComparison]
     return rows
 
 
-def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, progress: bool = True) -> BenchReport:
+def estimate_cost(spec: Any) -> dict[str, float]:
+    """The most each priced model's cells can cost, before any request (as ``ipcausal run`` estimates).
+
+    Each distinct prompt of a case is counted once with ~characters / 4 + 8 prompt tokens and a
+    completion at the case's token budget; the cache is not consulted (an upper-end estimate, not
+    a bill).  Models without prices are left out.
+
+    Examples
+    --------
+    >>> est = estimate_cost({"models": [{"name": "api", "backend": "openai", "model": "m", "price_input": 1.0,
+    ...                                  "price_output": 2.0}, {"name": "sim", "backend": "simulated"}],
+    ...                      "cases": [{"name": "echo", "limit": 4}]})
+    >>> list(est), est["api"] > 0
+    (['api'], True)
+    """
+    from ipcausal.cases.registry import get_case
+    from ipcausal.study.cases import prepare_case
+
+    spec = read_spec(spec)
+    priced = [m for m in spec.models if m.price_input is not None]
+    if not priced:
+        return {}
+    tokens = []  # (prompt tokens, completion tokens) per case
+    for cs in spec.cases:
+        case = get_case(cs.name)
+        ps, _, _ = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed)
+        texts = set(ps["x_i"]) | set(ps["x_j"])
+        tokens.append((sum(len(t) // 4 + 8 for t in texts), len(texts) * case.source(cs.source is not None).max_tokens))
+    return {m.name: sum(p * float(m.price_input) + c * float(m.price_output or 0.0) for p, c in tokens) / 1e6
+            for m in priced}
+
+
+def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, progress: bool = True,
+          cost_limit: float | None = None) -> BenchReport:
     """Run every model of a bench file on every case; write and return its :class:`BenchReport`.
 
     Parameters
@@ -208,7 +241,10 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     jobs : int
         Largest number of models run at once (threads); the cells of one model run in turn.
     progress : bool
-        One line per finished cell on stderr.
+        One line per finished cell on stderr (and the cost estimate of priced models first).
+    cost_limit : float, optional
+        Refuse to start (``ValueError``, before any request) when :func:`estimate_cost` of the
+        priced models adds up to more than this (in the prices' currency).
 
     Returns
     -------
@@ -234,6 +270,16 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise ValueError(f"`out` must be a folder, but {str(root)!r} is a file")
+    if cost_limit is not None and (isinstance(cost_limit, bool) or not isinstance(cost_limit, (int, float))
+                                   or not cost_limit >= 0):
+        raise ValueError(f"`cost_limit` must be a non-negative number or None, got {cost_limit!r}")
+    estimate = estimate_cost(spec) if any(m.price_input is not None for m in spec.models) else {}
+    if progress and estimate:
+        print("estimated cost before the run (at most; an estimate, not a bill): "
+              + ", ".join(f"{k} {v:.4f}" for k, v in estimate.items()), file=sys.stderr, flush=True)
+    if cost_limit is not None and sum(estimate.values()) > cost_limit:
+        raise ValueError(f"`cost_limit`: the priced models may cost up to {sum(estimate.values()):.4f}, above the "
+                         f"limit {cost_limit:g}; nothing was sent")
     (root / "cache").mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     done: dict[str, list[tuple[BenchCell, Any]]] = {}
@@ -252,7 +298,7 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
             cells.append(cell)
             scored[(m.name, cell.case)] = pairs if cell.status == "ok" else None
     comparisons, notes = _comparisons(spec, scored)
-    settings = {"alpha": spec.alpha, "seed": spec.seed, "correction": spec.correction,
+    settings = {"alpha": spec.alpha, "seed": spec.seed, "correction": spec.correction, "cost estimate": estimate,
                 "models": {m.name: {"backend": m.backend, "model": m.model, **({"effect": m.effect}
                                                                               if m.backend == "simulated" else {})}
                            for m in spec.models},

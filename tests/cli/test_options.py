@@ -62,6 +62,7 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
     ],
     "bench": [
         (["bench", "no-such-bench.toml", "-o", "d", "--jobs", "0"], "--jobs"),
+        (["bench", "no-such-bench.toml", "-o", "d", "--cost-limit", "-1"], "--cost-limit"),
     ],
     "demo": [
         (["demo", "--limit", "-1"], "--limit"),

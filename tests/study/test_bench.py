@@ -208,3 +208,23 @@ def test_other_argument_errors(tmp_path):
     with pytest.raises(ValueError, match="`out` must be a folder"):
         bench(SPEC, out=tmp_path / "f")
     assert isinstance(read_spec(SPEC), BenchSpec) and np.isclose(read_spec(SPEC).alpha, 0.05)
+
+
+def test_cost_estimate_and_limit(tmp_path):
+    from ipcausal.cases import get_case
+    from ipcausal.study.bench import estimate_cost
+
+    priced = {"name": "api", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+              "price_input": 1.0, "price_output": 2.0}
+    spec = {"models": MODELS + [priced], "cases": CASES[:1]}
+    ps = get_case("echo").source(given=False).load(0, 8)
+    texts = set(ps["x_i"]) | set(ps["x_j"])
+    want = (sum(len(t) // 4 + 8 for t in texts) * 1.0
+            + len(texts) * get_case("echo").source(given=False).max_tokens * 2.0) / 1e6
+    assert estimate_cost(spec) == {"api": pytest.approx(want)}
+    assert estimate_cost(SPEC) == {}
+    with pytest.raises(ValueError, match=r"`cost_limit`: the priced models may cost up to .* nothing was sent"):
+        bench(spec, out=tmp_path / "o", cost_limit=want / 2, progress=False)
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(ValueError, match="`cost_limit` must be a non-negative number"):
+        bench(spec, out=tmp_path / "o", cost_limit=-1.0)
