@@ -102,6 +102,17 @@ def _cost(folder: Path, m: ModelSpec) -> float | None:
                      price_output=m.price_output).cost
 
 
+def _stored(cache: Path) -> int:
+    """Answers stored in a model's response cache (the cells of one model run in turn, so the
+    difference across a cell is what the cell sent and got answered)."""
+    from ipcausal.backends.cache import ResponseCache
+
+    if not cache.is_file():
+        return 0
+    with ResponseCache(cache) as c:
+        return len(c)
+
+
 def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: dict[str, Any],
               progress: bool) -> tuple[BenchCell, Any]:
     from ipcausal.cases.registry import get_case
@@ -125,13 +136,15 @@ def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: d
         if "backend" not in shared:
             shared["backend"] = _real_backend(m)
         backend = shared["backend"]
+    cache = root / "cache" / f"{m.name}.sqlite"
+    before = _stored(cache)
     res = run_case(case, backend, pairs=pairs, out=folder, scorer=scorer, limit=cs.limit, seed=spec.seed,
-                   progress=False, cache=root / "cache" / f"{m.name}.sqlite")
+                   progress=False, cache=cache)
     verdict = align_groups(case.stance, res.report.groups)
     c = res.counts
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
                      str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason, case.stance,
-                     int(c["requested"]), int(c["completed"]) - int(c["from cache"]),
+                     int(c["requested"]), _stored(cache) - before,
                      _cost(folder, m))
     if progress:
         print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)",

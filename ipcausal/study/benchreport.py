@@ -59,7 +59,9 @@ class CellGroup:
 class BenchCell:
     """One (model, case) cell.  ``status`` is ``"ok"``, ``"incomplete"`` (some requests failed: rerun
     to retry them) or ``"failed"`` (``error`` says why; no groups).  ``folder`` and ``report`` are
-    relative to the bench folder."""
+    relative to the bench folder.  ``calls``: the requests the cell's pairs make; ``sent``: the
+    answers this run of the cell got from the model (new rows of the model's cache; 0 when a
+    rerun took every answer from the cache)."""
 
     model: str
     case: str

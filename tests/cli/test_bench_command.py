@@ -88,3 +88,64 @@ def test_released_and_a_bench_file_exclude_each_other(tmp_path, capsys):
     assert "not both or neither" in capsys.readouterr().err
     assert main(["bench", "--released", str(tmp_path / "none"), "-o", str(tmp_path / "o")]) == 2
     assert "--released: " in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+SLOW = """
+import sys, time
+from ipcausal.testing import SimulatedModel
+orig = SimulatedModel.generate
+def slow(sim, requests):
+    out = []
+    for r in requests:
+        time.sleep(0.02)
+        out += orig(sim, [r])
+    return out
+SimulatedModel.generate = slow
+from ipcausal.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _rows(folder):
+    import sqlite3
+
+    total = 0
+    for p in sorted(folder.glob("*.sqlite")):
+        con = sqlite3.connect(p)
+        try:
+            total += con.execute("select count(*) from samples").fetchone()[0]
+        except sqlite3.OperationalError:  # killed before the table was made
+            pass
+        finally:
+            con.close()
+    return total
+
+
+def test_kill_9_then_the_same_command_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "b.toml").write_text(TOML)
+    (tmp_path / "slow.py").write_text(SLOW)
+    out = tmp_path / "out"
+    argv = [sys.executable, str(tmp_path / "slow.py"), "bench", str(tmp_path / "b.toml"), "-o", str(out),
+            "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None and _rows(out / "cache") < 20:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    kept = _rows(out / "cache")
+    assert kept >= 20 and not (out / "bench.json").exists()  # killed mid-bench, answers kept
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=300).returncode == 0
+    rep = BenchReport.read(out)
+    # nothing answered before the kill is asked again: the rerun sends exactly what was missing
+    assert sum(c.sent for c in rep.cells) == _rows(out / "cache") - kept
+    fresh = tmp_path / "fresh"
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(fresh), "--no-progress"]) == 0
+    assert (out / "bench.csv").read_text() == (fresh / "bench.csv").read_text()
