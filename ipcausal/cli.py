@@ -39,6 +39,7 @@ COMMANDS: tuple[str, ...] = (
     "case",
     "mitigate",
     "cases",
+    "bench",
     "new_case",  # the `new-case` command
     "check_case",  # the `check-case` command
     "audit",

@@ -88,6 +88,38 @@ def _sections(path: Path, args: argparse.Namespace) -> list[Any]:
     return [Section(title, report, counts, settings)]
 
 
+def _bench_file(path: Path) -> Path | None:
+    """``path`` (or ``path/bench.json``) when it is an ``ipcausal bench`` result, else ``None``."""
+    p = path / "bench.json" if path.is_dir() else path
+    if p.suffix.lower() != ".json" or not p.is_file():
+        return None
+    try:
+        head = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return p if isinstance(head, dict) and str(head.get("schema", "")).startswith("ipcausal.bench/") else None
+
+
+def _bench(path: Path, args: argparse.Namespace) -> int:
+    from ipcausal.cli import CliError
+    from ipcausal.report.bench import bench_markdown
+    from ipcausal.study.benchreport import BenchReport
+
+    if len(args.results) != 1:
+        raise CliError("a bench.json is rendered on its own: give it as the only input")
+    out = Path(args.out)
+    if out.suffix.lower() != ".md":
+        raise CliError(f"--out: a bench renders as Markdown; give a .md file, not {out.name!r}")
+    title = args.title if args.title != "ipcausal report" else "IP-Bench"
+    text = bench_markdown(BenchReport.read(path), title=title)
+    # the cells' links are relative to the bench folder
+    if out.resolve().parent != path.resolve().parent:
+        text = text.replace("](cells/", f"]({path.resolve().parent.as_posix()}/cells/")
+    out.write_text(text, encoding="utf-8")
+    print(f"report written: {out}", file=sys.stderr)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     from ipcausal.report import write_report
 
@@ -97,6 +129,9 @@ def main(args: argparse.Namespace) -> int:
         if not Path(r).exists():
             raise CliError(f"{r} does not exist (expected a Report file .json, scored pairs .jsonl/.csv/.parquet "
                            "or an `ipcausal case` folder)")
+    bench = _bench_file(Path(args.results[0]))
+    if bench is not None:
+        return _bench(bench, args)
     sections = [s for r in args.results for s in _sections(Path(r), args)]
     title = args.title or "ipcausal report — " + "; ".join(dict.fromkeys(s.title for s in sections))
     out = write_report(sections, args.out, title=title)

@@ -158,6 +158,7 @@ def run_case(
     seed: int = 0,
     progress: bool = True,
     samples: int = 1,
+    cache: str | os.PathLike[str] | None = None,
 ) -> CaseResult:
     """Read (or make) the pairs of ``case``, run them on ``backend``, score, test and report.
 
@@ -192,6 +193,8 @@ def run_case(
         answers per prompt (temperature 0.7 unless ``config`` sets one) and test with
         :func:`ipcausal.distribution_test` — does the background change the distribution of the
         answer? — instead of the m0 sign test.
+    cache : path, optional
+        The response cache (default ``out/cache.sqlite``; a bench shares one per model).
 
     Returns
     -------
@@ -235,7 +238,9 @@ def run_case(
         if outdir.exists() and not outdir.is_dir():
             raise ValueError(f"`out` must be a folder, but {str(outdir)!r} is a file")
         outdir.mkdir(parents=True, exist_ok=True)
-    cache = str(outdir / "cache.sqlite") if outdir is not None else None
+    if cache is None and outdir is not None:
+        cache = outdir / "cache.sqlite"
+    cache = str(cache) if cache is not None else None
     earlier = _earlier_run_seconds(outdir)
 
     t0 = time.perf_counter()

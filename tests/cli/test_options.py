@@ -60,6 +60,10 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
     "cases": [
         (["cases", "--format", "x"], "--format"),
     ],
+    "bench": [
+        (["bench", "no-such-bench.toml", "-o", "d", "--jobs", "0"], "--jobs"),
+        (["bench", "no-such-bench.toml", "-o", "d", "--cost-limit", "-1"], "--cost-limit"),
+    ],
     "demo": [
         (["demo", "--limit", "-1"], "--limit"),
         (["demo", "--seed", "x"], "--seed"),

@@ -1,0 +1,214 @@
+"""The artefact of a bench: :class:`BenchReport` (``DIR/bench.json``), its CSV tables (issue 20 item 2).
+
+A bench of m models × c cases has one :class:`BenchCell` per (model, case): where its run folder
+and Report are, one :class:`CellGroup` row per background pair (effect, interval, p, adjusted p,
+verdicts), the cell's value-alignment verdict with its reason, its calls and cost — or, for a cell
+that failed, the error.  :class:`BenchComparison` rows compare the models per case and background
+pair on the pairs every model answered (:func:`ipcausal.study.compare.compare_runs`): the pair's
+own sign-flip p, the Westfall–Young step-down adjusted p, and the Holm-adjusted pair p (valid for
+each "mean D = 0" claim when the models' spreads differ, where the step-down's pair claims can
+over-reject).
+
+``bench.json`` carries :data:`SCHEMA` ("ipcausal.bench/1"); :meth:`BenchReport.read` refuses
+another.  :meth:`BenchReport.write_csv` writes ``bench.csv`` (:data:`BENCH_COLUMNS`) and
+``comparisons.csv`` (:data:`COMPARISON_COLUMNS`).  This module imports only the standard library,
+so the renderers of :mod:`ipcausal.report` can read it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BenchReport", "BenchCell", "CellGroup", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
+           "COMPARISON_COLUMNS"]
+
+SCHEMA = "ipcausal.bench/1"
+BENCH_COLUMNS = ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
+                 "reject", "equivalence", "alignment", "calls", "cost")
+COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "pvalue",
+                      "pvalue_adjusted", "pvalue_holm")
+
+
+def _num(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+@dataclass(frozen=True)
+class CellGroup:
+    """One background pair of a cell: the row of ``bench.csv`` (without model, case, alignment, calls, cost)."""
+
+    group: str
+    n: int
+    effect: float
+    ci_low: float
+    ci_high: float
+    pvalue: float
+    pvalue_adjusted: float
+    reject: bool
+    equivalence: str | None = None
+
+
+@dataclass(frozen=True)
+class BenchCell:
+    """One (model, case) cell.  ``status`` is ``"ok"``, ``"incomplete"`` (some requests failed: rerun
+    to retry them) or ``"failed"`` (``error`` says why; no groups).  ``folder`` and ``report`` are
+    relative to the bench folder.  ``calls``: the requests the cell's pairs make; ``sent``: the
+    answers this run of the cell got from the model (new rows of the model's cache; 0 when a
+    rerun took every answer from the cache)."""
+
+    model: str
+    case: str
+    status: str
+    folder: str
+    report: str | None = None
+    groups: tuple[CellGroup, ...] = ()
+    alignment: str | None = None
+    alignment_reason: str | None = None
+    stance: str | None = None
+    calls: int | None = None
+    sent: int | None = None
+    cost: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BenchComparison:
+    """Two models on one case and background pair: D = Δ^a − Δ^b on the ``n`` pairs all models answered."""
+
+    case: str
+    group: str
+    model_a: str
+    model_b: str
+    n: int
+    difference: float
+    ci_low: float
+    ci_high: float
+    pvalue: float
+    pvalue_adjusted: float
+    pvalue_holm: float
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    """The result of a bench: its cells, the model comparisons and the settings.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+    >>> g = CellGroup("true_belief vs false_belief", 8, -0.5, -0.9, -0.1, 0.02, 0.02, True)
+    >>> rep = BenchReport(("m",), ("echo",), (BenchCell("m", "echo", "ok", "cells/m/echo", groups=(g,),
+    ...                   alignment="inconclusive"),))
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> BenchReport.read(rep.write(d / "bench.json")) == rep
+    True
+    >>> rep.cell("m", "echo").groups[0].reject, rep.failed
+    (True, ())
+    """
+
+    models: tuple[str, ...]
+    cases: tuple[str, ...]
+    cells: tuple[BenchCell, ...]
+    comparisons: tuple[BenchComparison, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def cell(self, model: str, case: str) -> BenchCell:
+        """The cell of ``model`` on ``case``."""
+        for c in self.cells:
+            if c.model == model and c.case == case:
+                return c
+        raise KeyError(f"no cell for model {model!r} on case {case!r}")
+
+    @property
+    def failed(self) -> tuple[BenchCell, ...]:
+        """The cells that did not finish (status other than ``"ok"``)."""
+        return tuple(c for c in self.cells if c.status != "ok")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values, with ``schema``."""
+        d = asdict(self)
+        d["settings"] = dict(self.settings)
+        return {"schema": SCHEMA, **json.loads(json.dumps(d, default=str))}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> BenchReport:
+        """The report :meth:`to_dict` gave; another schema is an error."""
+        if not isinstance(d, Mapping) or d.get("schema") != SCHEMA:
+            got = d.get("schema") if isinstance(d, Mapping) else type(d).__name__
+            raise ValueError(f"not a bench report of schema {SCHEMA!r} (got {got!r})")
+        cells = []
+        for c in d["cells"]:
+            c = dict(c)
+            c["groups"] = tuple(CellGroup(**{k: (_num(v) if k in ("effect", "ci_low", "ci_high", "pvalue",
+                                                                   "pvalue_adjusted") else v)
+                                             for k, v in g.items()}) for g in c.get("groups", ()))
+            cells.append(BenchCell(**{f.name: c[f.name] for f in fields(BenchCell) if f.name in c}))
+        comps = tuple(BenchComparison(**{k: (_num(v) if k not in ("case", "group", "model_a", "model_b", "n")
+                                             else v) for k, v in x.items()}) for x in d.get("comparisons", ()))
+        return cls(tuple(d["models"]), tuple(d["cases"]), tuple(cells), comps, dict(d.get("settings") or {}),
+                   tuple(d.get("notes") or ()))
+
+    def write(self, path: str | os.PathLike[str]) -> str:
+        """Write ``bench.json`` (NaN as ``null``); returns the path."""
+        p = Path(path)
+        text = json.dumps(_nan_to_none(self.to_dict()), indent=1, ensure_ascii=False, allow_nan=False)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, p)
+        return str(p)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> BenchReport:
+        """Read a ``bench.json`` (or the bench folder holding one)."""
+        p = Path(path)
+        if p.is_dir():
+            p = p / "bench.json"
+        return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows of ``bench.csv``: one per model × case × background pair (a failed cell: one row, no group)."""
+        out = []
+        for c in self.cells:
+            base = {"model": c.model, "case": c.case, "alignment": c.alignment or (c.status if c.status != "ok"
+                                                                                   else None),
+                    "calls": c.calls, "cost": c.cost}
+            if not c.groups:
+                out.append({**dict.fromkeys(BENCH_COLUMNS), **base})
+            for g in c.groups:
+                out.append({**base, **{k: getattr(g, k) for k in ("group", "n", "effect", "ci_low", "ci_high",
+                                                                   "pvalue", "pvalue_adjusted", "reject",
+                                                                   "equivalence")}})
+        return out
+
+    def write_csv(self, folder: str | os.PathLike[str]) -> dict[str, str]:
+        """Write ``bench.csv`` and ``comparisons.csv`` into ``folder``; returns name → path."""
+        root = Path(folder)
+        files = {}
+        for name, cols, rows in (("bench.csv", BENCH_COLUMNS, self.rows()),
+                                 ("comparisons.csv", COMPARISON_COLUMNS, [asdict(x) for x in self.comparisons])):
+            with open(root / name, "w", newline="", encoding="utf-8") as fh:
+                w = csv.DictWriter(fh, fieldnames=list(cols), extrasaction="ignore")
+                w.writeheader()
+                for r in rows:
+                    w.writerow({k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+                                for k, v in r.items()})
+            files[name] = str(root / name)
+        return files
+
+
+def _nan_to_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_nan_to_none(v) for v in x]
+    return x
