@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "placebo": "ipcausal.study.placebo",
     "reproduce": "ipcausal.study.reproduce",
     "compare": "ipcausal.study.compare",
+    "bench": "ipcausal.study.bench",
     "probe": "ipcausal.study.probe",
     "get_backend": "ipcausal.backends",
     "GenerationConfig": "ipcausal.backends.base",
@@ -59,6 +60,7 @@ _LAZY: dict[str, str] = {
     "PowerResult": "ipcausal.study.power",
     "PlaceboResult": "ipcausal.study.placebo",
     "ProbeResult": "ipcausal.study.probe",
+    "BenchReport": "ipcausal.study.benchreport",
     "ScoreResult": "ipcausal.scoring.pipeline",
     # the statistics the README shows (the rest: ipcausal.stats)
     "permutation_test": "ipcausal.stats.permutation",
@@ -83,6 +85,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.sign import sign_test
     from ipcausal.stats.summary import personalization_bias
     from ipcausal.study.audit import AuditRun, audit
+    from ipcausal.study.bench import bench
+    from ipcausal.study.benchreport import BenchReport
     from ipcausal.study.compare import compare
     from ipcausal.study.cases import CaseResult, run_case
     from ipcausal.study.distribution import distribution_test

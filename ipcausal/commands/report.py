@@ -110,7 +110,7 @@ def _bench(path: Path, args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() != ".md":
         raise CliError(f"--out: a bench renders as Markdown; give a .md file, not {out.name!r}")
-    title = args.title if args.title != "ipcausal report" else "IP-Bench"
+    title = args.title or "IP-Bench"  # no --title: the bench's own heading
     text = bench_markdown(BenchReport.read(path), title=title)
     # the cells' links are relative to the bench folder
     if out.resolve().parent != path.resolve().parent:

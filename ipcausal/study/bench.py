@@ -89,7 +89,8 @@ def _cell_case(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
 def cell_groups(report: Any) -> tuple[CellGroup, ...]:
     """A Report's groups as the rows of a :class:`~ipcausal.study.benchreport.BenchCell`."""
     return tuple(CellGroup(g.group, int(g.n), float(g.effect), float(g.ci_low), float(g.ci_high), float(g.pvalue),
-                           float(g.pvalue_adjusted), bool(g.reject), g.equivalence) for g in report.groups)
+                           float(g.pvalue_adjusted), bool(g.reject),
+                           g.equivalence.verdict if g.equivalence is not None else None) for g in report.groups)
 
 
 def _cost(folder: Path, m: ModelSpec) -> float | None:
