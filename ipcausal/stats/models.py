@@ -50,12 +50,13 @@ import numpy as np
 from ipcausal.stats._validate import ALTERNATIVES, as_array, as_generator, choice, open_unit, positive_int
 from ipcausal.stats.multitest import adjust_pvalues
 from ipcausal.stats.joint import DEFAULT_RESAMPLES, METHODS, PROCEDURES, _plan, westfall_young
+from ipcausal.stats.clusters import INTERVAL_SEED, unequal_cluster_interval
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.results import Result, SignFlipResult
 
 __all__ = ["compare_models", "ModelComparisonResult"]
 
-_INTERVAL_SEED = 20241201  # fixed sign vectors for the unequal-cluster inversion (as in study/groups)
+_INTERVAL_SEED = INTERVAL_SEED  # fixed sign vectors for the unequal-cluster inversion (as in study/groups)
 
 
 @dataclass(frozen=True)
@@ -166,28 +167,11 @@ def _cluster_codes(clusters: Any, n: int) -> np.ndarray | None:
 
 def _unequal_interval(v: np.ndarray, w: np.ndarray, span: float, method: str, n_resamples: int,
                       level: float) -> tuple[float, float]:
-    """Interval for the per-pair mean of D with clusters of unequal sizes ``w``: the shifts δ whose
-    cluster-sum test of v − w·δ has two-sided p > 1 − level (bisection, one fixed set of sign vectors)."""
-    alpha = 1.0 - level
+    """Interval for the per-pair mean of D with clusters of unequal sizes ``w``: the inverted
+    cluster-sum test (:func:`ipcausal.stats.clusters.unequal_cluster_interval`)."""
     mc = "monte-carlo" if method == "monte-carlo" else "auto"
-
-    def p(delta: float) -> float:
-        return permutation_test(v - w * delta, method=mc, n_resamples=min(n_resamples, 20_000),
-                                rng=_INTERVAL_SEED).pvalue
-
-    centre = float(v.sum() / w.sum())
-    ends = []
-    for sign in (-1.0, 1.0):
-        inside, outside = centre, centre + sign * span
-        while p(outside) > alpha and abs(outside - centre) < 1e6 * span:
-            outside = centre + 2.0 * (outside - centre)
-        for _ in range(60):
-            mid = 0.5 * (inside + outside)
-            inside, outside = (mid, outside) if p(mid) > alpha else (inside, mid)
-            if abs(outside - inside) <= 1e-9 * span:
-                break
-        ends.append(inside)
-    return ends[0], ends[1]
+    return unequal_cluster_interval(v, w, span, method=mc, n_resamples=n_resamples, level=level,
+                                    seed=_INTERVAL_SEED)
 
 
 def compare_models(

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
-from ipcausal.stats.permutation import permutation_test
+from ipcausal.stats.clusters import unequal_cluster_interval
 from ipcausal.study.results import UNKNOWN_MODEL
 
 __all__ = ["orient", "Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
@@ -209,26 +209,10 @@ def cluster_interval(group: Group, method: str, n_resamples: int, level: float) 
     """Interval for the per-pair mean Δ with unequal cluster sizes: invert the cluster-sum test.
 
     δ is in the set when the two-sided test of the cluster sums S_c − n_c·k·δ has p > 1 − level;
-    the boundary is found by bisection, every evaluation with one fixed set of sign vectors.
+    the boundary is found by bisection, every evaluation with one fixed set of sign vectors
+    (:func:`ipcausal.stats.clusters.unequal_cluster_interval`).
     """
-    v, w = group.values, group.sizes * (group.samples or 1)
-    alpha = 1.0 - level
-    seed = 20241201
-
-    def p(delta: float) -> float:
-        return permutation_test(v - w * delta, method=method, n_resamples=min(n_resamples, 20_000), rng=seed).pvalue
-
-    centre = float(v.sum() / w.sum())
     span = float(np.max(np.abs(group.pair_deltas))) + 1e-12
-    bounds = []
-    for direction in (-1.0, 1.0):
-        inside, outside = centre, centre + direction * span
-        while p(outside) > alpha and abs(outside - centre) < 1e6 * span:
-            outside = centre + 2 * (outside - centre)
-        for _ in range(50):
-            mid = 0.5 * (inside + outside)
-            inside, outside = (mid, outside) if p(mid) > alpha else (inside, mid)
-            if abs(outside - inside) <= 1e-9 * span:
-                break
-        bounds.append(inside)
-    return bounds[0], bounds[1], "inversion of the cluster-sum test (bisection, fixed sign vectors)"
+    lo, hi = unequal_cluster_interval(group.values, group.sizes * (group.samples or 1), span, method=method,
+                                      n_resamples=n_resamples, level=level)
+    return lo, hi, "inversion of the cluster-sum test (bisection, fixed sign vectors)"
