@@ -24,8 +24,6 @@ import numpy as np
 
 from ipcausal.outcomes import directed
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
-from ipcausal.scoring.logprob import describe as _describe_logprob
-from ipcausal.scoring.logprob import logprob_scores
 from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
 
@@ -356,8 +354,10 @@ def _mcq(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
 
 def _logprob(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
     # the model's P(correct option) for each prompt (a model call: reads x_i/x_j, not yi/yj)
+    from ipcausal.scoring.logprob import describe, logprob_scores  # loads pandas: only when it scores
+
     si, sj = logprob_scores(df, opts.get("backend"))
-    return Scored(_describe_logprob(), values_i=si, values_j=sj, status_i=[OK] * len(si), status_j=[OK] * len(sj))
+    return Scored(describe(), values_i=si, values_j=sj, status_i=[OK] * len(si), status_j=[OK] * len(sj))
 
 
 for _s in (

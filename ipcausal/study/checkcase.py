@@ -35,6 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 
 __all__ = ["check_case", "CaseCheck", "CheckItem", "CHECKS"]
@@ -179,7 +180,7 @@ def _placebo(case: Any, pairs: PairSet, runs: int, rng: int) -> CheckItem:
     k = 0
     for r in range(runs):
         sim = SimulatedModel(effect=0.0, outcome=outcome, backgrounds=case.backgrounds, seed=rng + r)
-        scorer = {"score": sim.score} if outcome == "interval" else {"similarity": sim.similarity}
+        scorer = {"score": sim.score} if directed(outcome) else {"similarity": sim.similarity}
         res = placebo(pairs, sim, options=hot, tests=case.tests, rng=rng + r, **scorer)
         k += bool(res.false_positive)
     tail = float(binom.sf(k - 1, runs, alpha)) if k else 1.0
@@ -200,7 +201,7 @@ def _power(case: Any, pairs: PairSet) -> tuple[CheckItem, int | None]:
     groups = {tuple(sorted(g)) for g in zip(df["background_i"], df["background_j"])}
     n_tests = 1 if case.tests.correction == "none" else max(1, len(groups))
     outcome = case.outcome.name
-    if outcome == "similarity" and not 0.5 < effect < 1.0:
+    if not directed(outcome) and not 0.5 < effect < 1.0:
         return CheckItem("power", False, f"`smallest_effect` must be a share in (0.5, 1) for a similarity "
                                          f"outcome, got {effect!r}"), None
     try:
@@ -208,7 +209,7 @@ def _power(case: Any, pairs: PairSet) -> tuple[CheckItem, int | None]:
                     m0=case.tests.m0, alternative=case.tests.alternative)
     except ValueError as exc:
         return CheckItem("power", False, f"ipcausal.power cannot size the study: {exc}"), None
-    what = f"d_z = {effect:g}" if outcome == "interval" else f"P(similarity < {case.tests.m0:g}) = {effect:g}"
+    what = f"d_z = {effect:g}" if directed(outcome) else f"P(similarity < {case.tests.m0:g}) = {effect:g}"
     reason = (f"{res.n} pairs per background pair for power {_TARGET_POWER:g} at {what} "
               f"(alpha = {res.alpha:g} / {n_tests}); the case's pairs give {len(df)}")
     return CheckItem("power", True, reason), res.n
