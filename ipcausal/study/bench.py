@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -46,8 +47,8 @@ class _Tagged:
 
     kind = "simulated"
 
-    def __init__(self, sim: Any, tags: dict[str, str]) -> None:
-        self._sim, self._tags, self.model = sim, tags, sim.model
+    def __init__(self, sim: Any, tags: dict[str, str], latency: float = 0.0) -> None:
+        self._sim, self._tags, self.model, self._latency = sim, tags, sim.model, latency
 
     def generate(self, requests: Any) -> Any:
         from ipcausal.backends.base import Request
@@ -59,6 +60,8 @@ class _Tagged:
             if b is not None:
                 msgs[-1]["content"] = f"[{b}] " + msgs[-1]["content"]
             tagged.append(Request(tuple(msgs), req.config))
+        if self._latency:  # a model's wait per request, stated in the bench file
+            time.sleep(self._latency * len(tagged))
         return self._sim.generate(tagged)
 
 
@@ -77,6 +80,7 @@ def _real_backend(m: ModelSpec) -> Any:
     kwargs: dict[str, Any] = {"model": m.model, "base_url": m.base_url, "api_key_env": m.api_key_env}
     if m.backend == "openai":
         kwargs["concurrency"] = m.concurrency
+    kwargs.update(dict(m.engine))  # vllm: tensor/pipeline/data-parallel sizes, executor, tokenizer
     return get_backend(m.backend, **{k: v for k, v in kwargs.items() if v is not None})
 
 
@@ -139,7 +143,7 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
         scorer = get_scorer("essay", rater=SimulatedModel.read)  # the number of "Answer: <v>"
         ps, _, _ = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed)
         sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed)
-        backend = _Tagged(sim, _tags(ps))
+        backend = _Tagged(sim, _tags(ps), m.latency)
     else:
         if "backend" not in shared:
             shared["backend"] = _real_backend(m)
