@@ -323,7 +323,8 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     if ray is not None:
         from ipcausal.study.benchray import run_on_ray
 
-        done = run_on_ray(spec, root, address=ray, jobs=jobs, progress=progress)
+        done = run_on_ray(spec, root, address=ray, jobs=jobs, progress=progress, run_cell=run_cell,
+                          failed_cell=failed_cell)
     else:
         lock = threading.Lock()
 
