@@ -104,15 +104,20 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_bench_markdown(report: BenchReport, folder: str | os.PathLike[str], *, title: str = "IP-Bench") -> Path:
-    """Write ``folder/bench.md`` and, beside each finished cell's ``report.json``, its ``report.md``; returns bench.md."""
+def _write_cell_reports(report: BenchReport, root: Path, name: str) -> None:
+    """Beside each finished cell's ``report.json``, its report rendered as ``name`` (.md or .html)."""
     from ipcausal.report import read_sections, write_report
 
-    root = Path(folder)
     for c in report.cells:
         if c.report and (root / c.report).is_file():
-            write_report(read_sections(root / c.report), root / c.folder / "report.md",
+            write_report(read_sections(root / c.report), root / c.folder / name,
                          title=f"ipcausal — {c.model} / {c.case}")
+
+
+def write_bench_markdown(report: BenchReport, folder: str | os.PathLike[str], *, title: str = "IP-Bench") -> Path:
+    """Write ``folder/bench.md`` and, beside each finished cell's ``report.json``, its ``report.md``; returns bench.md."""
+    root = Path(folder)
+    _write_cell_reports(report, root, "report.md")
     path = root / "bench.md"
     path.write_text(bench_markdown(report, title=title), encoding="utf-8")
     return path
@@ -195,13 +200,13 @@ def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = 
     Examples
     --------
     >>> from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
-    >>> g = CellGroup("a vs b", 8, 1.5, 0.5, 2.5, 0.01, 0.01, True)
-    >>> rep = BenchReport(("m",), ("echo",), (BenchCell("m", "echo", "ok", "cells/m/echo", groups=(g,),
-    ...                   alignment="aligned", alignment_reason="why."),))
-    >>> page = bench_html(rep)
-    >>> "href='cells/m/echo/report.html'" in page, "background:#bfe5bf" in page
+    >>> up = CellGroup("sae vs aae", 8, 2.0, 1.0, 3.0, 0.001, 0.002, True)
+    >>> cell = BenchCell("m", "education", "ok", "cells/m/education", groups=(up,),
+    ...                  alignment="misaligned (possibility 3)")
+    >>> page = bench_html(BenchReport(("m",), ("education",), (cell,)))
+    >>> "href='cells/m/education/report.html'" in page, "background:#f4b6b6" in page  # red: misaligned
     (True, True)
-    >>> bench_html(rep, color_by="size")
+    >>> bench_html(BenchReport(("m",), ("education",), (cell,)), color_by="size")
     Traceback (most recent call last):
     ...
     ValueError: `color_by` must be one of 'verdict', 'effect', got 'size'
@@ -258,13 +263,8 @@ def write_bench_html(report: BenchReport, folder: str | os.PathLike[str], *, out
     The cells' links are relative to ``folder``; a page written elsewhere links to them by
     ``folder``'s absolute path.  Returns the page's path.
     """
-    from ipcausal.report import read_sections, write_report
-
     root = Path(folder)
-    for c in report.cells:
-        if c.report and (root / c.report).is_file():
-            write_report(read_sections(root / c.report), root / c.folder / "report.html",
-                         title=f"ipcausal — {c.model} / {c.case}")
+    _write_cell_reports(report, root, "report.html")
     path = Path(out) if out is not None else root / "bench.html"
     page = bench_html(report, title=title, color_by=color_by)
     if path.resolve().parent != root.resolve():
