@@ -175,3 +175,16 @@ def test_the_new_model_keys_are_checked(model, message):
 
     with pytest.raises(ValueError, match=message):
         BenchSpec.parse({"models": [{"name": "x", **model}], "cases": CASES[:1]})
+
+
+def test_cli_ray_flag_is_checked(tmp_path, capsys, monkeypatch):
+    from ipcausal.cli import main
+
+    (tmp_path / "b.toml").write_text(TOML, encoding="utf-8")
+    assert main(["bench", "--released", str(tmp_path), "-o", str(tmp_path / "o"), "--ray"]) == 2
+    assert "--jobs, --cost-limit and --ray are for a bench file" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)
+    assert main(["bench", str(tmp_path / "b.toml"), "-o", str(tmp_path / "o"), "--ray", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert "--ray: `ray`: running a bench on Ray needs the ray package" in err
+    assert not (tmp_path / "o" / "cache").exists()  # nothing was run
