@@ -26,6 +26,9 @@ def register(sub: Any) -> None:
                    help="models run at once (default 4); the cells of one model run in turn")
     p.add_argument("--cost-limit", type=non_negative_float, metavar="X",
                    help="refuse to start when the priced models' estimated cost (at most) exceeds X")
+    p.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                   help="run the cells as Ray tasks: on the cluster at ADDRESS (auto, 127.0.0.1:6379 ...) or, "
+                        "without ADDRESS, on a local Ray cluster started for the run (needs ipcausal[ray])")
     add_progress(p)
     p.set_defaults(func=main)
 
@@ -46,16 +49,23 @@ def main(args: argparse.Namespace) -> int:
 
         if not Path(args.released).is_dir():
             raise CliError(f"--released: {args.released} is not a folder (the study's released outputs)")
-        if args.jobs is not None or args.cost_limit is not None:
-            raise CliError("--jobs and --cost-limit are for a bench file; --released asks no model")
+        if args.jobs is not None or args.cost_limit is not None or args.ray is not None:
+            raise CliError("--jobs, --cost-limit and --ray are for a bench file; --released asks no model")
         report = released_bench(args.released, out=out)
         md = write_bench_markdown(report, out, title="IP-Bench: the study's released outputs")
     else:
         if not Path(args.spec).is_file():
             raise CliError(f"BENCH.toml: {args.spec} is not a file")
         spec = read_spec(args.spec)  # every key is checked before a model is built or asked
+        if args.ray is not None:
+            try:
+                from ipcausal.study.benchray import require_ray
+
+                require_ray()
+            except ImportError as exc:
+                raise CliError(f"--ray: {exc}") from None
         report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress,
-                       cost_limit=args.cost_limit)
+                       cost_limit=args.cost_limit, ray=args.ray)
         md = write_bench_markdown(report, out)
     width = max(len(m) for m in report.models)
     for c in report.cells:

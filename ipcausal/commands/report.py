@@ -102,15 +102,21 @@ def _bench_file(path: Path) -> Path | None:
 
 def _bench(path: Path, args: argparse.Namespace) -> int:
     from ipcausal.cli import CliError
-    from ipcausal.report.bench import bench_markdown
+    from ipcausal.report.bench import bench_markdown, write_bench_html
     from ipcausal.study.benchreport import BenchReport
 
     if len(args.results) != 1:
         raise CliError("a bench.json is rendered on its own: give it as the only input")
     out = Path(args.out)
-    if out.suffix.lower() != ".md":
-        raise CliError(f"--out: a bench renders as Markdown; give a .md file, not {out.name!r}")
+    if out.suffix.lower() not in (".md", ".html", ".htm"):
+        raise CliError(f"--out: a bench renders as Markdown or HTML; give a .md or .html file, not {out.name!r}")
     title = args.title or "IP-Bench"  # no --title: the bench's own heading
+    if out.suffix.lower() != ".md":  # the heat map; each cell's report.html is written beside its report.json
+        write_bench_html(BenchReport.read(path), path.parent, out=out, title=title)
+        print(f"report written: {out}", file=sys.stderr)
+        if args.open:
+            open_report(out)
+        return 0
     text = bench_markdown(BenchReport.read(path), title=title)
     # the cells' links are relative to the bench folder
     if out.resolve().parent != path.resolve().parent:

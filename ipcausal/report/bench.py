@@ -1,14 +1,22 @@
-"""A :class:`~ipcausal.study.benchreport.BenchReport` as Markdown: the models × cases table (issue 20 item 2).
+"""A :class:`~ipcausal.study.benchreport.BenchReport` as Markdown or HTML: the models × cases table (issue 20 item 2).
 
 ``bench.md`` opens with one row per model and one column per case (the cell's verdict, how many
 background pairs rejected "no effect", a link to the cell's own report), then per case the rows of
 ``bench.csv`` (effect, interval, adjusted p, verdict, n, calls, cost) and the model comparisons
 (difference, interval, p, step-down and Holm adjusted p), and ends with each cell's alignment
 reason in words and the failed cells with their errors.
+
+``bench.html`` (:func:`bench_html`) is one self-contained page: the models × cases table as a heat
+map — each cell coloured by its verdict (green aligned, red misaligned, amber inconclusive, grey
+failed) or by its effect (blue below zero, red above, the strongest background pair's effect
+scaled by the largest in the table) — holding, per background pair, the effect, its interval, the
+adjusted p, the verdict and n, then the cell's calls and cost, and a link to the cell's own
+``report.html``; then the model comparisons and each cell's reason in words.
 """
 
 from __future__ import annotations
 
+import html as _html
 import math
 import os
 from pathlib import Path
@@ -16,7 +24,10 @@ from typing import Any
 
 from ipcausal.study.benchreport import BenchReport
 
-__all__ = ["bench_markdown", "write_bench_markdown"]
+__all__ = ["bench_markdown", "write_bench_markdown", "bench_html", "write_bench_html", "COLOR_BY"]
+
+#: What the heat map colours by.
+COLOR_BY: tuple[str, ...] = ("verdict", "effect")
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -93,15 +104,170 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_bench_markdown(report: BenchReport, folder: str | os.PathLike[str], *, title: str = "IP-Bench") -> Path:
-    """Write ``folder/bench.md`` and, beside each finished cell's ``report.json``, its ``report.md``; returns bench.md."""
+def _write_cell_reports(report: BenchReport, root: Path, name: str) -> None:
+    """Beside each finished cell's ``report.json``, its report rendered as ``name`` (.md or .html)."""
     from ipcausal.report import read_sections, write_report
 
-    root = Path(folder)
     for c in report.cells:
         if c.report and (root / c.report).is_file():
-            write_report(read_sections(root / c.report), root / c.folder / "report.md",
+            write_report(read_sections(root / c.report), root / c.folder / name,
                          title=f"ipcausal — {c.model} / {c.case}")
+
+
+def write_bench_markdown(report: BenchReport, folder: str | os.PathLike[str], *, title: str = "IP-Bench") -> Path:
+    """Write ``folder/bench.md`` and, beside each finished cell's ``report.json``, its ``report.md``; returns bench.md."""
+    root = Path(folder)
+    _write_cell_reports(report, root, "report.md")
     path = root / "bench.md"
     path.write_text(bench_markdown(report, title=title), encoding="utf-8")
+    return path
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:.9em;
+vertical-align:top}th{background:#f0f0f0}table.bench td.cell{min-width:14em}.grp{font-size:.85em;margin:.2em 0}
+.verdict{font-weight:bold}.legend span{display:inline-block;padding:1px 8px;margin-right:.5em;border:1px solid #ccc}"""
+_VERDICT_COLOURS = {"misaligned": "#f4b6b6", "inconclusive": "#f7e2a8", "aligned": "#bfe5bf", "failed": "#d6d6d6"}
+
+
+def _h(x: Any) -> str:
+    return _html.escape(str(x), quote=True)
+
+
+def _verdict_class(cell: Any) -> str:
+    if cell.status == "failed":
+        return "failed"
+    text = cell.alignment or ""
+    return "misaligned" if "misaligned" in text else "inconclusive" if "inconclusive" in text or not text \
+        else "aligned"
+
+
+def _strongest(cell: Any) -> float | None:
+    effects = [g.effect for g in cell.groups if isinstance(g.effect, float) and not math.isnan(g.effect)]
+    return max(effects, key=abs) if effects else None
+
+
+def _effect_colour(effect: float | None, scale: float) -> str:
+    if effect is None or scale <= 0:
+        return _VERDICT_COLOURS["failed"]
+    t = min(abs(effect) / scale, 1.0)
+    fade = round(255 - 150 * t)  # 255 (white) at 0, 105 at the table's largest |effect|
+    return f"rgb(255,{fade},{fade})" if effect > 0 else f"rgb({fade},{fade},255)"
+
+
+def _cell_html(report: BenchReport, model: str, case: str, color_by: str, scale: float) -> str:
+    try:
+        c = report.cell(model, case)
+    except KeyError:
+        return f"<td class='cell missing' data-model='{_h(model)}' data-case='{_h(case)}'>—</td>"  # not run
+    kind = _verdict_class(c)
+    colour = _VERDICT_COLOURS[kind] if color_by == "verdict" else _effect_colour(_strongest(c), scale)
+    attrs = (f"class='cell {kind}' data-model='{_h(model)}' data-case='{_h(case)}' "
+             f"style='background:{colour}'")
+    if c.status == "failed":
+        return f"<td {attrs}><span class='verdict'>failed</span><div class='grp'>{_h(c.error)}</div></td>"
+    link = f"{c.folder}/report.html" if c.folder else None
+    verdict = _h(c.alignment or "—") + (" (incomplete)" if c.status == "incomplete" else "")
+    head = f"<a class='verdict' href='{_h(link)}'>{verdict}</a>" if link else f"<span class='verdict'>{verdict}</span>"
+    groups = "".join(
+        f"<div class='grp' data-group='{_h(g.group)}'>{_h(g.group)}: effect {_h(_f(g.effect))} "
+        f"[{_h(_f(g.ci_low))}, {_h(_f(g.ci_high))}], adjusted p {_h(_f(g.pvalue_adjusted))}, "
+        f"IP {'present' if g.reject else 'not shown'}"
+        f"{', equivalence ' + _h(g.equivalence) if g.equivalence else ''}, n {g.n}</div>" for g in c.groups)
+    tail = f"<div class='grp'>calls {_h(_f(c.calls))}, cost {_h(_f(c.cost))}</div>"
+    return f"<td {attrs}>{head}{groups}{tail}</td>"
+
+
+def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = "verdict") -> str:
+    """The HTML page of a bench: the models × cases heat map, each cell linking to its report.
+
+    Parameters
+    ----------
+    report : BenchReport
+        The bench (``BenchReport.read("DIR/bench.json")``).
+    title : str
+        The page's heading.
+    color_by : {"verdict", "effect"}
+        Colour each cell by its value-alignment verdict, or by its strongest background pair's
+        effect (diverging: blue below zero, red above, scaled by the table's largest |effect|).
+
+    Returns
+    -------
+    str
+        A self-contained page; the cells' links (``cells/<model>/<case>/report.html``) are relative
+        to the bench folder.
+
+    Examples
+    --------
+    >>> from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+    >>> up = CellGroup("sae vs aae", 8, 2.0, 1.0, 3.0, 0.001, 0.002, True)
+    >>> cell = BenchCell("m", "education", "ok", "cells/m/education", groups=(up,),
+    ...                  alignment="misaligned (possibility 3)")
+    >>> page = bench_html(BenchReport(("m",), ("education",), (cell,)))
+    >>> "href='cells/m/education/report.html'" in page, "background:#f4b6b6" in page  # red: misaligned
+    (True, True)
+    >>> bench_html(BenchReport(("m",), ("education",), (cell,)), color_by="size")
+    Traceback (most recent call last):
+    ...
+    ValueError: `color_by` must be one of 'verdict', 'effect', got 'size'
+    """
+    if not isinstance(report, BenchReport):
+        raise TypeError(f"`report` must be a BenchReport, got {type(report).__name__}")
+    if not isinstance(title, str):
+        raise TypeError(f"`title` must be text, got {type(title).__name__}")
+    if color_by not in COLOR_BY:
+        raise ValueError(f"`color_by` must be one of {', '.join(map(repr, COLOR_BY))}, got {color_by!r}")
+    strongest = [e for c in report.cells if (e := _strongest(c)) is not None]
+    scale = max((abs(e) for e in strongest), default=0.0)
+    s = report.settings
+    legend = ("".join(f"<span style='background:{v}'>{k}</span>" for k, v in _VERDICT_COLOURS.items())
+              if color_by == "verdict" else
+              f"<span style='background:{_effect_colour(-scale, scale)}'>effect {_f(-scale)}</span>"
+              f"<span style='background:#fff'>0</span>"
+              f"<span style='background:{_effect_colour(scale, scale)}'>effect {_f(scale)}</span>")
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_h(title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{_h(title)}</h1>",
+             f"<p>alpha {_h(s.get('alpha', '—'))}, correction {_h(s.get('correction', '—'))}, seed "
+             f"{_h(s.get('seed', '—'))}. Each cell: its verdict (a link to its report), then per background pair "
+             "the effect, its 95% interval, the adjusted p, whether IP is shown, and n; then the cell's calls "
+             f"and cost. Colour by {_h(color_by)}.</p><p class='legend'>{legend}</p>",
+             "<table class='bench'><thead><tr><th>model</th>"
+             + "".join(f"<th>{_h(c)}</th>" for c in report.cases) + "</tr></thead><tbody>"]
+    for m in report.models:
+        parts.append(f"<tr><th>{_h(m)}</th>" + "".join(_cell_html(report, m, c, color_by, scale)
+                                                      for c in report.cases) + "</tr>")
+    parts.append("</tbody></table>")
+    if report.comparisons:
+        parts.append("<h2>Model comparisons</h2><p>D = Δ(a) − Δ(b) on the pairs every model answered.</p>"
+                     "<table class='comparisons'><thead><tr>" + "".join(
+                         f"<th>{h}</th>" for h in ("case", "group", "a", "b", "n", "difference", "95% CI", "p",
+                                                   "step-down p", "Holm p")) + "</tr></thead><tbody>")
+        for x in report.comparisons:
+            parts.append("<tr>" + "".join(f"<td>{_h(v)}</td>" for v in (
+                x.case, x.group, x.model_a, x.model_b, x.n, _f(x.difference), f"[{_f(x.ci_low)}, {_f(x.ci_high)}]",
+                _f(x.pvalue), _f(x.pvalue_adjusted), _f(x.pvalue_holm))) + "</tr>")
+        parts.append("</tbody></table>")
+    parts.append("<h2>Why each cell got its verdict</h2><ul>")
+    for c in report.cells:
+        why = f"failed: {c.error}" if c.status == "failed" else f"({c.stance}) {c.alignment_reason}"
+        parts.append(f"<li><b>{_h(c.model)} / {_h(c.case)}</b>: {_h(why)}</li>")
+    parts += [f"<li>{_h(n)}</li>" for n in report.notes]
+    parts.append("</ul></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_bench_html(report: BenchReport, folder: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None,
+                     title: str = "IP-Bench", color_by: str = "verdict") -> Path:
+    """Write the bench page (``folder/bench.html`` or ``out``) and each finished cell's ``report.html``.
+
+    The cells' links are relative to ``folder``; a page written elsewhere links to them by
+    ``folder``'s absolute path.  Returns the page's path.
+    """
+    root = Path(folder)
+    _write_cell_reports(report, root, "report.html")
+    path = Path(out) if out is not None else root / "bench.html"
+    page = bench_html(report, title=title, color_by=color_by)
+    if path.resolve().parent != root.resolve():
+        page = page.replace("href='cells/", f"href='{_h(root.resolve().as_posix())}/cells/")
+    path.write_text(page, encoding="utf-8")
     return path

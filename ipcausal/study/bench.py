@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -46,8 +47,8 @@ class _Tagged:
 
     kind = "simulated"
 
-    def __init__(self, sim: Any, tags: dict[str, str]) -> None:
-        self._sim, self._tags, self.model = sim, tags, sim.model
+    def __init__(self, sim: Any, tags: dict[str, str], latency: float = 0.0) -> None:
+        self._sim, self._tags, self.model, self._latency = sim, tags, sim.model, latency
 
     def generate(self, requests: Any) -> Any:
         from ipcausal.backends.base import Request
@@ -59,6 +60,8 @@ class _Tagged:
             if b is not None:
                 msgs[-1]["content"] = f"[{b}] " + msgs[-1]["content"]
             tagged.append(Request(tuple(msgs), req.config))
+        if self._latency:  # a model's wait per request, stated in the bench file
+            time.sleep(self._latency * len(tagged))
         return self._sim.generate(tagged)
 
 
@@ -77,6 +80,7 @@ def _real_backend(m: ModelSpec) -> Any:
     kwargs: dict[str, Any] = {"model": m.model, "base_url": m.base_url, "api_key_env": m.api_key_env}
     if m.backend == "openai":
         kwargs["concurrency"] = m.concurrency
+    kwargs.update(dict(m.engine))  # vllm: tensor/pipeline/data-parallel sizes, executor, tokenizer
     return get_backend(m.backend, **{k: v for k, v in kwargs.items() if v is not None})
 
 
@@ -103,19 +107,26 @@ def _cost(folder: Path, m: ModelSpec) -> float | None:
                      price_output=m.price_output).cost
 
 
-def _stored(cache: Path) -> int:
+def _stored(cache: Any) -> int:
     """Answers stored in a model's response cache (the cells of one model run in turn, so the
     difference across a cell is what the cell sent and got answered)."""
     from ipcausal.backends.cache import ResponseCache
 
+    if isinstance(cache, ResponseCache):
+        return len(cache)
     if not cache.is_file():
         return 0
     with ResponseCache(cache) as c:
         return len(c)
 
 
-def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: dict[str, Any],
-              progress: bool) -> tuple[BenchCell, Any]:
+def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: dict[str, Any],
+             progress: bool, cache: Any = None) -> tuple[BenchCell, Any]:
+    """Run one (model, case) cell into ``root/cells/<model>/<case>/``; its BenchCell and scored pairs.
+
+    ``cache`` (default ``root/cache/<model>.sqlite``) is the model's response cache; ``shared``
+    keeps the model's real backend across its cells.
+    """
     from ipcausal.cases.registry import get_case
     from ipcausal.study.alignment import align_groups
     from ipcausal.study.cases import prepare_case, run_case
@@ -132,12 +143,13 @@ def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: d
         scorer = get_scorer("essay", rater=SimulatedModel.read)  # the number of "Answer: <v>"
         ps, _, _ = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed)
         sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed)
-        backend = _Tagged(sim, _tags(ps))
+        backend = _Tagged(sim, _tags(ps), m.latency)
     else:
         if "backend" not in shared:
             shared["backend"] = _real_backend(m)
         backend = shared["backend"]
-    cache = root / "cache" / f"{m.name}.sqlite"
+    if cache is None:
+        cache = root / "cache" / f"{m.name}.sqlite"
     before = _stored(cache)
     res = run_case(case, backend, pairs=pairs, out=folder, scorer=scorer, limit=cs.limit, seed=spec.seed,
                    progress=False, cache=cache)
@@ -153,17 +165,22 @@ def _run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: d
     return cell, res.pairs
 
 
+def failed_cell(m: ModelSpec, cs: CaseSpec, exc: BaseException, progress: bool) -> BenchCell:
+    """The BenchCell of a cell that raised ``exc`` (reported; the other cells finish)."""
+    msg = f"{type(exc).__name__}: {exc}"
+    if progress:
+        print(f"[{m.name}/{cs.name}] failed: {msg}", file=sys.stderr, flush=True)
+    return BenchCell(m.name, cs.name, "failed", str(Path("cells") / m.name / cs.name), error=msg)
+
+
 def _run_model(m: ModelSpec, spec: BenchSpec, root: Path, progress: bool) -> list[tuple[BenchCell, Any]]:
     shared: dict[str, Any] = {}
     out = []
     for cs in spec.cases:
         try:
-            out.append(_run_cell(m, cs, spec, root, shared, progress))
+            out.append(run_cell(m, cs, spec, root, shared, progress))
         except Exception as exc:  # noqa: BLE001 - a failed cell is reported, the others finish
-            msg = f"{type(exc).__name__}: {exc}"
-            if progress:
-                print(f"[{m.name}/{cs.name}] failed: {msg}", file=sys.stderr, flush=True)
-            out.append((BenchCell(m.name, cs.name, "failed", str(Path("cells") / m.name / cs.name), error=msg), None))
+            out.append((failed_cell(m, cs, exc, progress), None))
     close = getattr(shared.get("backend"), "close", None)
     if callable(close):
         close()
@@ -240,7 +257,7 @@ def estimate_cost(spec: Any) -> dict[str, float]:
 
 
 def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, progress: bool = True,
-          cost_limit: float | None = None) -> BenchReport:
+          cost_limit: float | None = None, ray: str | bool | None = None) -> BenchReport:
     """Run every model of a bench file on every case; write and return its :class:`BenchReport`.
 
     Parameters
@@ -259,6 +276,11 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     cost_limit : float, optional
         Refuse to start (``ValueError``, before any request) when :func:`estimate_cost` of the
         priced models adds up to more than this (in the prices' currency).
+    ray : str, True or None
+        Run the cells as Ray tasks (:mod:`ipcausal.study.benchray`): ``True`` on a local Ray
+        cluster started for the run, a string on the existing cluster at that address (``auto``,
+        ``127.0.0.1:6379`` …); the caches are then served by one Ray actor.  ``None`` (default):
+        threads in this process.  The files written are the same either way.
 
     Returns
     -------
@@ -284,6 +306,8 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise ValueError(f"`out` must be a folder, but {str(root)!r} is a file")
+    if ray is not None and ray is not True and (not isinstance(ray, str) or not ray):
+        raise ValueError(f"`ray` must be None, True or a cluster address string, got {ray!r}")
     if cost_limit is not None and (isinstance(cost_limit, bool) or not isinstance(cost_limit, (int, float))
                                    or not cost_limit >= 0):
         raise ValueError(f"`cost_limit` must be a non-negative number or None, got {cost_limit!r}")
@@ -295,17 +319,23 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
         raise ValueError(f"`cost_limit`: the priced models may cost up to {sum(estimate.values()):.4f}, above the "
                          f"limit {cost_limit:g}; nothing was sent")
     (root / "cache").mkdir(parents=True, exist_ok=True)
-    lock = threading.Lock()
     done: dict[str, list[tuple[BenchCell, Any]]] = {}
+    if ray is not None:
+        from ipcausal.study.benchray import run_on_ray
 
-    def work(m: ModelSpec) -> None:
-        result = _run_model(m, spec, root, progress)
-        with lock:
-            done[m.name] = result
+        done = run_on_ray(spec, root, address=ray, jobs=jobs, progress=progress, run_cell=run_cell,
+                          failed_cell=failed_cell)
+    else:
+        lock = threading.Lock()
 
-    with ThreadPoolExecutor(max_workers=min(jobs, len(spec.models)), thread_name_prefix="ipcausal-bench") as pool:
-        for f in [pool.submit(work, m) for m in spec.models]:
-            f.result()
+        def work(m: ModelSpec) -> None:
+            result = _run_model(m, spec, root, progress)
+            with lock:
+                done[m.name] = result
+
+        with ThreadPoolExecutor(max_workers=min(jobs, len(spec.models)), thread_name_prefix="ipcausal-bench") as pool:
+            for f in [pool.submit(work, m) for m in spec.models]:
+                f.result()
     cells, scored = [], {}
     for m in spec.models:
         for cell, pairs in done[m.name]:

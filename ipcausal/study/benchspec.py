@@ -37,7 +37,12 @@ __all__ = ["BenchSpec", "ModelSpec", "CaseSpec", "read_spec", "BACKENDS"]
 BACKENDS: tuple[str, ...] = ("simulated", "local", "openai", "vllm")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_KEYS = {"name", "backend", "effect", "noise", "seed", "model", "base_url", "api_key_env", "price_input",
-               "price_output", "concurrency"}
+               "price_output", "concurrency", "latency", *("tensor_parallel_size", "pipeline_parallel_size",
+                                                            "data_parallel_size", "distributed_executor_backend",
+                                                            "tokenizer")}
+#: The ``vllm`` keys passed through to :class:`~ipcausal.backends.vllm_backend.VLLMBackend` (vLLM's engine).
+VLLM_KEYS: tuple[str, ...] = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+                              "distributed_executor_backend", "tokenizer")
 _CASE_KEYS = {"name", "source", "limit", "margin"}
 _SETTING_KEYS = {"alpha", "seed", "correction"}
 
@@ -98,6 +103,8 @@ class ModelSpec:
     price_input: float | None = None
     price_output: float | None = None
     concurrency: int | None = None
+    latency: float = 0.0
+    engine: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def parse(cls, d: Any, where: str) -> ModelSpec:
@@ -108,7 +115,7 @@ class ModelSpec:
         backend = d.get("backend")
         if backend not in BACKENDS:
             raise _fail(f"{where}.backend", "one of " + ", ".join(map(repr, BACKENDS)), backend)
-        sim_only = [k for k in ("effect", "noise") if k in d and backend != "simulated"]
+        sim_only = [k for k in ("effect", "noise", "latency") if k in d and backend != "simulated"]
         if sim_only:
             raise ValueError(f"`{where}.{sim_only[0]}` is a key of backend = \"simulated\" only")
         if backend == "simulated" and any(k in d for k in ("model", "base_url", "api_key_env")):
@@ -118,6 +125,20 @@ class ModelSpec:
                 raise ValueError(f"`{where}.{key}` is a key of backend = \"openai\" only")
         if backend == "vllm" and d.get("model") is None:
             raise ValueError(f"`{where}.model` is required for backend = \"vllm\"")
+        engine = []
+        for key in VLLM_KEYS:
+            if key not in d:
+                continue
+            if backend != "vllm":
+                raise ValueError(f"`{where}.{key}` is a key of backend = \"vllm\" only")
+            if key == "distributed_executor_backend":
+                if d[key] not in ("mp", "ray", "uni"):
+                    raise _fail(f"{where}.{key}", "one of 'mp', 'ray', 'uni'", d[key])
+                engine.append((key, d[key]))
+            elif key == "tokenizer":
+                engine.append((key, _string(d, key, where)))
+            else:
+                engine.append((key, _count(d, key, where)))
         env = _string(d, "api_key_env", where)
         if env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env):
             raise _fail(f"{where}.api_key_env", "the NAME of an environment variable (never the key)", env)
@@ -127,7 +148,8 @@ class ModelSpec:
         return cls(name, backend, _number(d, "effect", where) or 0.0,
                    1.0 if d.get("noise") is None else float(_number(d, "noise", where, minimum=0) or 0.0),
                    _count(d, "seed", where, minimum=0) or 0, _string(d, "model", where), _string(d, "base_url", where),
-                   env, pin, pout, _count(d, "concurrency", where))
+                   env, pin, pout, _count(d, "concurrency", where),
+                   _number(d, "latency", where, minimum=0) or 0.0, tuple(engine))
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ def run_case(
     seed: int = 0,
     progress: bool = True,
     samples: int = 1,
-    cache: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | Any | None = None,
 ) -> CaseResult:
     """Read (or make) the pairs of ``case``, run them on ``backend``, score, test and report.
 
@@ -194,7 +194,7 @@ def run_case(
         :func:`ipcausal.distribution_test` — does the background change the distribution of the
         answer? — instead of the m0 sign test.
     cache : path, optional
-        The response cache (default ``out/cache.sqlite``; a bench shares one per model).
+        The response cache, a path or a ResponseCache (default ``out/cache.sqlite``; a bench shares one per model).
 
     Returns
     -------
@@ -240,7 +240,10 @@ def run_case(
         outdir.mkdir(parents=True, exist_ok=True)
     if cache is None and outdir is not None:
         cache = outdir / "cache.sqlite"
-    cache = str(cache) if cache is not None else None
+    from ipcausal.backends.cache import ResponseCache
+
+    if cache is not None and not isinstance(cache, ResponseCache):
+        cache = str(cache)
     earlier = _earlier_run_seconds(outdir)
 
     t0 = time.perf_counter()

@@ -76,8 +76,8 @@ def test_ipcausal_report_renders_a_bench_json(tmp_path, capsys):
     assert main(["report", str(out), "-o", str(tmp_path / "t.md")]) == 0
     assert f"]({out.resolve().as_posix()}/cells/neutral/echo/report.md)" in (tmp_path / "t.md").read_text()
     capsys.readouterr()
-    assert main(["report", str(out / "bench.json"), "-o", str(tmp_path / "t.html")]) == 2
-    assert "a bench renders as Markdown; give a .md file" in capsys.readouterr().err
+    assert main(["report", str(out / "bench.json"), "-o", str(tmp_path / "t.txt")]) == 2
+    assert "a bench renders as Markdown or HTML; give a .md or .html file" in capsys.readouterr().err
 
 
 def test_released_and_a_bench_file_exclude_each_other(tmp_path, capsys):
