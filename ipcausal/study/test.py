@@ -40,6 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
+from ipcausal.study.ordered import strata_rows, trend_rows, validate_design
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning",
@@ -300,6 +301,7 @@ def test(
     cluster: str | None = None,
     order: Any = None,
     margin: float | None = None,
+    **design: Any,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -353,6 +355,19 @@ def test(
     order : list of str, optional
         The backgrounds in order: every group is oriented earlier → later, so
         Δ = score(later) − score(earlier) whatever the storage.
+    **design
+        Two more keywords that describe the design (any other raises ``TypeError``):
+
+        ``trend`` : list of str — the levels of an ordered background in order (a case with
+        ``Case.ordered``): the Report's ``trend`` gets one row per model,
+        :func:`ipcausal.stats.trend_test` on one row per ``prompt_id`` and one column per level.
+        Every prompt needs a score under every level.
+
+        ``strata`` : str — a column naming each pair's cue: the Report's ``strata`` gets, per
+        group, the effect per cue (the test of that cue's pairs alone), the pooled test
+        stratified by cue and, where each prompt carries every cue once,
+        :func:`ipcausal.stats.heterogeneity_test` of "the cue does not matter".  Interval
+        outcomes only.
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -379,6 +394,9 @@ def test(
     st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0,
                   method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
                   paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=order, margin=margin)
+    levels, strata = validate_design(ps, design)
+    if strata is not None and not directed(st.outcome):
+        raise ValueError("`strata` needs an interval outcome (Δ per pair); the pairs are tested as similarities")
     gen = as_generator(rng)
     raw = []
     for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
@@ -402,11 +420,18 @@ def test(
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
+    # the trend and strata rows draw from a spawned stream: the rest is the same without them
+    side = gen.spawn(1)[0] if levels is not None or strata is not None else gen
+    trend_part = trend_rows(ps, levels, st, side) if levels is not None else ()
+    kwargs = dict(outcome=st.outcome, alpha=st.alpha, correction="none", m0=st.m0, method=method,
+                  n_resamples=n_resamples, alternative=alternative, cluster=cluster, order=order)
+    strata_part = strata_rows(ps, strata, st, results, side, test, kwargs) if strata is not None else ()
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
         m0=st.m0 if not directed(st.outcome) else None, paper_compat=st.paper_compat,
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
         warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
+        trend=trend_part, strata=strata_part,
     )
 
 
