@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.ordered import heterogeneity_test, trend_test
 from ipcausal.stats.permutation import permutation_test
@@ -59,7 +60,8 @@ def validate_design(ps: PairSet, design: dict[str, Any]) -> tuple[tuple[str, ...
 
 
 def _frame(ps: PairSet, extra: Sequence[str]) -> Any:
-    need = ["pair_id", "prompt_id", "model", "background_i", "background_j", "score_i", "score_j", *extra]
+    need = ["pair_id", "prompt_id", "model", "background_i", "background_j", "score_i", "score_j", "similarity",
+            *extra]
     df = ps.to_frame()[[c for c in dict.fromkeys(need) if c in ps]]
     df = df.copy()
     df["model"] = df["model"].fillna(UNKNOWN_MODEL).astype(str) if "model" in df else UNKNOWN_MODEL
@@ -103,14 +105,16 @@ def trend_rows(ps: PairSet, levels: Sequence[str], st: Any, gen: np.random.Gener
 
 
 def _delta(df: Any, a: str, b: str) -> np.ndarray:
-    """Δ = score(b) − score(a) of each row of ``df`` (its pairs are a–b either way round)."""
+    """Δ = score(b) − score(a) of each row of ``df`` (its pairs are a–b either way round); else the similarity."""
+    if "score_i" not in df:
+        return df["similarity"].to_numpy(np.float64)
     fwd = (df["background_i"].astype(str) == a).to_numpy()
     si, sj = df["score_i"].to_numpy(np.float64), df["score_j"].to_numpy(np.float64)
     return np.where(fwd, sj - si, si - sj)
 
 
 def cue_matrix(df: Any, a: str, b: str, column: str, cues: Sequence[str]) -> tuple[np.ndarray | None, str]:
-    """``y`` (prompts × cues, each cell the prompt's Δ under that cue), or ``None`` and the reason."""
+    """``y`` (prompts × cues, each cell the prompt's Δ (or similarity) under that cue), or ``None`` and the reason."""
     if "prompt_id" not in df:
         return None, "needs `prompt_id`"
     d = _delta(df, a, b)
@@ -124,14 +128,28 @@ def cue_matrix(df: Any, a: str, b: str, column: str, cues: Sequence[str]) -> tup
     return np.array([[cell[(p, c)] for c in cues] for p in prompts]), ""
 
 
+def _pooled(sub: Any, a: str, b: str, column: str, n_cues: int, st: Any,
+            gen: np.random.Generator) -> tuple[float, float, float, float]:
+    """(effect, ci_low, ci_high, p) of the sign-flip test of Δ weighted 1/(S·n_s): each cue counts once."""
+    d = _delta(sub, a, b)
+    counts = sub[column].map(sub[column].value_counts()).to_numpy(np.float64)
+    w = d / (n_cues * counts) * len(d)  # mean(w) = the mean of the cues' mean Δ
+    r = permutation_test(w, alternative=st.alternative, n_resamples=st.n_resamples, rng=gen.spawn(1)[0])
+    return float(r.statistic), float(r.ci_low), float(r.ci_high), float(r.pvalue)
+
+
 def strata_rows(ps: PairSet, column: str, st: Any, results: Sequence[Any], gen: np.random.Generator,
                 test: Callable[..., Any], kwargs: dict[str, Any]) -> tuple[StrataInfo, ...]:
-    """One :class:`StrataInfo` per group of ``results`` (interval outcomes).
+    """One :class:`StrataInfo` per group of ``results``.
 
     ``test`` is :func:`ipcausal.test` and ``kwargs`` its options: each cue's row is ``test`` on
-    that cue's pairs alone (unadjusted p of the same group).
+    that cue's pairs alone (unadjusted p of the same group).  Similarity outcomes get the per-cue
+    rows and the heterogeneity test of the similarities; the pooled stratified test (a mean Δ)
+    is NaN there.
     """
     df = _frame(ps, (column,))
+    if not directed(st.outcome):  # the similarity is the value of each pair
+        df = df.drop(columns=["score_i", "score_j"], errors="ignore")
     df[column] = df[column].astype(str)
     full = ps.to_frame()
     out = []
@@ -145,19 +163,16 @@ def strata_rows(ps: PairSet, column: str, st: Any, results: Sequence[Any], gen: 
             part = full.loc[sub.index[(sub[column] == c).to_numpy()]]
             r = test(PairSet(part), **kwargs, rng=gen.spawn(1)[0])
             cg = next(x for x in r.groups if {x.background_a, x.background_b} == {a, b})
-            rows.append(CueEffect(cue=c, n=cg.n, effect=cg.effect if cg.background_b == b else -cg.effect,
-                                  ci_low=cg.ci_low if cg.background_b == b else -cg.ci_high,
-                                  ci_high=cg.ci_high if cg.background_b == b else -cg.ci_low, pvalue=cg.pvalue))
-        d = _delta(sub, a, b)
-        counts = sub[column].map(sub[column].value_counts()).to_numpy(np.float64)
-        w = d / (len(cues) * counts) * len(d)  # mean(w) = the mean of the cues' mean Δ
-        pooled = permutation_test(w, alternative="two-sided" if st.alternative is None else st.alternative,
-                                  n_resamples=st.n_resamples, rng=gen.spawn(1)[0])
+            same = cg.background_b == b or not directed(st.outcome)  # a median similarity has no orientation
+            rows.append(CueEffect(cue=c, n=cg.n, effect=cg.effect if same else -cg.effect,
+                                  ci_low=cg.ci_low if same else -cg.ci_high,
+                                  ci_high=cg.ci_high if same else -cg.ci_low, pvalue=cg.pvalue))
+        pooled = _pooled(sub, a, b, column, len(cues), st, gen) if "score_i" in sub else (np.nan,) * 4
         y, note = cue_matrix(sub, a, b, column, cues) if len(cues) >= 2 else (None, "one cue only")
         het = heterogeneity_test(y, n_resamples=st.n_resamples, rng=gen.spawn(1)[0]) if y is not None else None
         out.append(StrataInfo(model=g.model, group=g.group, column=column, cues=tuple(rows),
-                              pooled_effect=float(pooled.statistic), pooled_ci_low=float(pooled.ci_low),
-                              pooled_ci_high=float(pooled.ci_high), pooled_pvalue=float(pooled.pvalue),
+                              pooled_effect=pooled[0], pooled_ci_low=pooled[1], pooled_ci_high=pooled[2],
+                              pooled_pvalue=pooled[3],
                               heterogeneity_pvalue=None if het is None else float(het.pvalue),
                               heterogeneity_statistic=None if het is None else float(het.statistic),
                               heterogeneity_n=0 if y is None else int(y.shape[0]), heterogeneity_note=note))

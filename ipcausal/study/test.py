@@ -366,8 +366,8 @@ def test(
         ``strata`` : str — a column naming each pair's cue: the Report's ``strata`` gets, per
         group, the effect per cue (the test of that cue's pairs alone), the pooled test
         stratified by cue and, where each prompt carries every cue once,
-        :func:`ipcausal.stats.heterogeneity_test` of "the cue does not matter".  Interval
-        outcomes only.
+        :func:`ipcausal.stats.heterogeneity_test` of "the cue does not matter" (similarity
+        outcomes: the per-cue rows and the heterogeneity test of the similarities; no pooled row).
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -395,8 +395,6 @@ def test(
                   method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
                   paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=order, margin=margin)
     levels, strata = validate_design(ps, design)
-    if strata is not None and not directed(st.outcome):
-        raise ValueError("`strata` needs an interval outcome (Δ per pair); the pairs are tested as similarities")
     gen = as_generator(rng)
     raw = []
     for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):

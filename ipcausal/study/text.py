@@ -175,14 +175,16 @@ def strata_table(s: Any) -> tuple[list[list[str]], list[str], list[str]]:
     """(rows, header, notes) of one group's per-cue table (a :class:`~ipcausal.study.parts.StrataInfo`)."""
     rows = [[c.cue, str(c.n), f"{c.effect:.4g}", f"[{c.ci_low:.4g}, {c.ci_high:.4g}]", format_p(c.pvalue)]
             for c in s.cues]
-    rows.append(["pooled, stratified by cue", str(sum(c.n for c in s.cues)), f"{s.pooled_effect:.4g}",
-                 f"[{s.pooled_ci_low:.4g}, {s.pooled_ci_high:.4g}]", format_p(s.pooled_pvalue)])
+    if s.pooled_pvalue == s.pooled_pvalue:  # NaN for similarity outcomes: no pooled mean Δ
+        rows.append(["pooled, stratified by cue", str(sum(c.n for c in s.cues)), f"{s.pooled_effect:.4g}",
+                     f"[{s.pooled_ci_low:.4g}, {s.pooled_ci_high:.4g}]", format_p(s.pooled_pvalue)])
     if s.heterogeneity_pvalue is not None:
         note = (f"heterogeneity, the cue does not matter (cue labels permuted within {s.heterogeneity_n} prompts): "
                 f"p = {format_p(s.heterogeneity_pvalue)}")
     else:
         note = f"heterogeneity test not run: {s.heterogeneity_note}"
-    return rows, [f"{s.group} by {s.column}", "n", "mean Δ", "95% CI", "p"], [note]
+    effect = "mean Δ" if s.pooled_pvalue == s.pooled_pvalue else "effect"
+    return rows, [f"{s.group} by {s.column}", "n", effect, "95% CI", "p"], [note]
 
 
 def extra_lines(report: Any, model: str) -> list[str]:
