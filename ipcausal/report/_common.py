@@ -114,7 +114,11 @@ def trend_table(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def cue_tables(report: Report) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
     """(model, header, rows, notes) of each group's per-cue table: effect per cue, pooled, heterogeneity p."""
-    return [(s.model, *strata_table(s)) for s in getattr(report, "strata", ())]
+    out = []
+    for s in getattr(report, "strata", ()):
+        rows, header, notes = strata_table(s)
+        out.append((s.model, header, rows, notes))
+    return out
 
 
 def h0(report: Report) -> str:
