@@ -27,6 +27,7 @@ import numpy as np
 
 from ipcausal.builders.manifest import (BuildResult, Manifest, belief_allowed, check_record, sha256_of,
                                         validate_on_problem)
+from ipcausal.builders.cues import cue_columns
 from ipcausal.pairs import PairSet
 
 __all__ = ["DEMO_SETS", "DEMO_FILES", "DEMO_ESSAY_INSTRUCTION", "DEMO_OPEN_SUFFIX", "DEMO_STYLES", "ORDERED_LEVELS",
@@ -124,7 +125,6 @@ def build_demo(
                 man.skip("no marker in the question", it["id"])
                 continue
             x_uk = sw.text
-            kinds = [marker_kind(c.old, c.new) for c in sw.swaps]
             if not it.get("options"):
                 x_us, x_uk = x_us + DEMO_OPEN_SUFFIX, x_uk + DEMO_OPEN_SUFFIX
             rec = {"pair_id": it["id"], "background_i": "us", "background_j": "uk", "x_i": x_us,
@@ -134,7 +134,7 @@ def build_demo(
                    "n_options": len(it["options"]) if it.get("options") else None,
                    "generator": "swap_markers",
                    "markers": json.dumps([c.new for c in sw.swaps], ensure_ascii=False),
-                   "marker_kinds": json.dumps(kinds), "cue_kind": kinds[0] if len(set(kinds)) == 1 else "both"}
+                   **cue_columns([c.new for c in sw.swaps])}
             if check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
                 records.append(rec)
     elif key == "education" and ordered:
@@ -167,61 +167,6 @@ def build_demo(
                 records.append(rec)
     man.counts["pairs"] = len(records)
     return BuildResult(PairSet.from_records(records), man.to_dict())
-
-
-_SUFFIXES = ("'s", "ies", "es", "s", "ed", "d", "ing")
-
-
-def marker_kind(old: str, new: str) -> str:
-    """``"spelling"`` or ``"vocabulary"``: the lexicon's ``category`` of one marker swap.
-
-    The lexicon (``ipcausal/data/markers.csv``) records each pair's category; a swapped form
-    that is inflected (colours, organised, lorries) is looked up without its ending.  A form the
-    lexicon does not list falls back on the rule behind the category: a spelling variant differs
-    from its counterpart by a few letters (colour/color, organise/organize, centre/center: an edit
-    distance of at most 2 and the same first letter), vocabulary otherwise (lorry/truck).
-
-    Examples
-    --------
-    >>> from ipcausal.builders.demo import marker_kind
-    >>> marker_kind("colors", "colours"), marker_kind("truck", "lorry")
-    ('spelling', 'vocabulary')
-    """
-    lex = _kinds()
-    for word in (new.lower(), old.lower()):
-        if word in lex:
-            return lex[word]
-        for suf in _SUFFIXES:
-            stem = word[: -len(suf)] if word.endswith(suf) else None
-            for cand in ((stem, stem + "y", stem + "e") if stem else ()):
-                if cand in lex:
-                    return lex[cand]
-    a, b = old.lower(), new.lower()
-    return "spelling" if a[:1] == b[:1] and _distance(a, b) <= 2 else "vocabulary"
-
-
-def _distance(a: str, b: str) -> int:
-    """Levenshtein distance of two short words."""
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
-_KINDS: dict[str, str] = {}
-
-
-def _kinds() -> dict[str, str]:
-    if not _KINDS:
-        from ipcausal.interventions import marker_lexicon
-
-        lex = marker_lexicon()
-        for col in ("us", "uk"):
-            _KINDS.update(zip(lex[col].str.lower(), lex["category"]))
-    return _KINDS
 
 
 def _ordered_essays(items: list[dict[str, Any]], seed: int, man: Manifest, on_problem: str) -> list[dict[str, Any]]:

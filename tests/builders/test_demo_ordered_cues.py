@@ -8,7 +8,8 @@ import pytest
 
 import ipcausal
 from ipcausal.builders import demo_pairs
-from ipcausal.builders.demo import ESL_HEAVY, ESL_LIGHT, ORDERED_LEVELS, marker_kind
+from ipcausal.builders.cues import cue_columns, marker_kind
+from ipcausal.builders.demo import ESL_HEAVY, ESL_LIGHT, ORDERED_LEVELS
 from ipcausal.interventions import marker_lexicon
 
 
@@ -59,3 +60,11 @@ def test_marker_kind_rule_for_words_outside_the_lexicon() -> None:
     assert marker_kind("colors", "colours") == "spelling"  # inflected, found in the lexicon
     assert marker_kind("flavorz", "flavourz") == "spelling"  # not listed: a few letters apart
     assert marker_kind("sneakerz", "trainerz") == "vocabulary"
+
+
+def test_cue_columns_of_a_pairs_markers() -> None:
+    assert cue_columns(["colours", "organised"])["cue_kind"] == "spelling"  # inflected forms found
+    assert cue_columns(["lorries"])["cue_kind"] == "vocabulary"
+    assert cue_columns(["colour", "lorry"])["cue_kind"] == "both"
+    assert cue_columns(["zzyzx"]) == {"marker_kinds": '["unknown"]', "cue_kind": "unknown"}
+    assert cue_columns([])["cue_kind"] is None
