@@ -124,3 +124,19 @@ def test_a_level_missing_for_some_prompt() -> None:
     keep = ~((frame["prompt_id"] == "p03") & ((frame["background_i"] == "esl_heavy") | (frame["background_j"] == "esl_heavy")))
     with pytest.raises(ValueError, match=r"`trend`: every prompt needs a score under every level; 1 missing \('p03' lacks 'esl_heavy'\)"):
         ipcausal.test(PairSet(frame[keep]), trend=LEVELS)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_test_options_carry_trend_and_strata() -> None:
+    from ipcausal.study.options import TestOptions
+
+    ps, _ = _ordered()
+    opts = TestOptions(trend=LEVELS, n_resamples=999)
+    assert opts.trend == tuple(LEVELS) and "strata" not in opts.kwargs()
+    assert "trend" not in TestOptions().kwargs()
+    r = ipcausal.test(ps, rng=0, **opts.kwargs())
+    assert r.trend[0].levels == tuple(LEVELS)
+    with pytest.raises(TypeError, match="`trend` must be a list of background names"):
+        TestOptions(trend="sae")
+    with pytest.raises(TypeError, match="`strata` must be a column name"):
+        TestOptions(strata=1)
