@@ -25,7 +25,7 @@ from ipcausal.stats.permutation import permutation_test
 from ipcausal.study.groups import UNKNOWN_MODEL
 from ipcausal.study.parts import CueEffect, StrataInfo, TrendInfo
 
-__all__ = ["DESIGN_KEYS", "validate_design", "trend_matrix", "trend_rows", "cue_matrix", "strata_rows"]
+__all__ = ["DESIGN_KEYS", "validate_design", "design_parts", "trend_matrix", "trend_rows", "cue_matrix", "strata_rows"]
 
 #: The keywords :func:`ipcausal.test` takes beyond its named parameters.
 DESIGN_KEYS = ("trend", "strata")
@@ -177,3 +177,19 @@ def strata_rows(ps: PairSet, column: str, st: Any, results: Sequence[Any], gen: 
                               heterogeneity_statistic=None if het is None else float(het.statistic),
                               heterogeneity_n=0 if y is None else int(y.shape[0]), heterogeneity_note=note))
     return tuple(out)
+
+
+def design_parts(ps: PairSet, levels: Sequence[str] | None, column: str | None, st: Any, results: Sequence[Any],
+                 gen: np.random.Generator, test: Callable[..., Any],
+                 kwargs: dict[str, Any]) -> tuple[tuple[TrendInfo, ...], tuple[StrataInfo, ...]]:
+    """The Report's ``trend`` and ``strata`` (empty when not asked for).
+
+    They draw from a generator spawned off ``gen`` after the rest of the test, and only when
+    asked for, so the rest of the Report is the same with or without them.
+    """
+    if levels is None and column is None:
+        return (), ()
+    side = gen.spawn(1)[0]
+    trend = trend_rows(ps, levels, st, side) if levels is not None else ()
+    strata = strata_rows(ps, column, st, results, side, test, kwargs) if column is not None else ()
+    return trend, strata

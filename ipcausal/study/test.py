@@ -40,7 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
-from ipcausal.study.ordered import strata_rows, trend_rows, validate_design
+from ipcausal.study.ordered import design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning",
@@ -356,18 +356,12 @@ def test(
         The backgrounds in order: every group is oriented earlier → later, so
         Δ = score(later) − score(earlier) whatever the storage.
     **design
-        Two more keywords that describe the design (any other raises ``TypeError``):
-
-        ``trend`` : list of str — the levels of an ordered background in order (a case with
-        ``Case.ordered``): the Report's ``trend`` gets one row per model,
-        :func:`ipcausal.stats.trend_test` on one row per ``prompt_id`` and one column per level.
-        Every prompt needs a score under every level.
-
-        ``strata`` : str — a column naming each pair's cue: the Report's ``strata`` gets, per
-        group, the effect per cue (the test of that cue's pairs alone), the pooled test
-        stratified by cue and, where each prompt carries every cue once,
-        :func:`ipcausal.stats.heterogeneity_test` of "the cue does not matter" (similarity
-        outcomes: the per-cue rows and the heterogeneity test of the similarities; no pooled row).
+        Only ``trend`` (list of str: the levels of an ordered background in order; adds
+        ``Report.trend``, :func:`ipcausal.stats.trend_test` on one row per ``prompt_id`` and one
+        column per level) and ``strata`` (a column naming each pair's cue; adds
+        ``Report.strata``: the effect per cue, the pooled test stratified by cue and, where each
+        prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`); see
+        :mod:`ipcausal.study.ordered`.
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -418,12 +412,9 @@ def test(
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
-    # the trend and strata rows draw from a spawned stream: the rest is the same without them
-    side = gen.spawn(1)[0] if levels is not None or strata is not None else gen
-    trend_part = trend_rows(ps, levels, st, side) if levels is not None else ()
-    kwargs = dict(outcome=st.outcome, alpha=st.alpha, correction="none", m0=st.m0, method=method,
-                  n_resamples=n_resamples, alternative=alternative, cluster=cluster, order=order)
-    strata_part = strata_rows(ps, strata, st, results, side, test, kwargs) if strata is not None else ()
+    per_cue = dict(outcome=st.outcome, alpha=st.alpha, correction="none", m0=st.m0, method=method,
+                   n_resamples=n_resamples, alternative=alternative, cluster=cluster, order=order)
+    trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
         m0=st.m0 if not directed(st.outcome) else None, paper_compat=st.paper_compat,
