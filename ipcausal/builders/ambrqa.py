@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal.builders.cues import cue_columns
 from ipcausal.builders.factual import DOMAINS, PAPER_FACTUAL_COUNTS, generate_factual_questions, read_stylish_questions
 from ipcausal.builders.manifest import BuildResult, Manifest, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
@@ -299,7 +300,7 @@ def build_ambrqa(
                 "majority_uk": it["majority_uk"], "majority_answer_us": it["options"][it["majority_us"] - 1],
                 "majority_answer_uk": it["options"][it["majority_uk"] - 1], "source": it["source"],
                 "uk_key": it["uk_key"], "category": it["category"], "domain": None, "generator": how,
-                "markers": json.dumps(markers, ensure_ascii=False),
+                "markers": json.dumps(markers, ensure_ascii=False), **cue_columns(list(markers)),
             }
             if not check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
                 continue
@@ -327,6 +328,7 @@ def build_ambrqa(
                 "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None, "source": "stylish",
                 "uk_key": None, "category": None, "domain": q["domain"], "generator": how,
                 "markers": json.dumps([c.old for c in us.swaps], ensure_ascii=False),
+                **cue_columns([c.old for c in us.swaps]),
                 "country_cues": json.dumps(cues) if cues else None,
             }
             if not check_record(rec, man, on_problem, [(c.old, c.new) for c in us.swaps]):
@@ -354,6 +356,7 @@ def build_ambrqa(
                 "majority_us": None, "majority_uk": None, "majority_answer_us": None, "majority_answer_uk": None,
                 "source": "llm", "uk_key": None, "category": None, "domain": q["domain"],
                 "generator": "compose_with_markers", "markers": json.dumps(r.extra["markers"], ensure_ascii=False),
+                **cue_columns(list(r.extra["markers"])),
             }
             if check_record(rec, man, on_problem, marker_allowed(rec["x_i"], rec["x_j"])):
                 records.append(rec)

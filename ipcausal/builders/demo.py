@@ -27,16 +27,21 @@ import numpy as np
 
 from ipcausal.builders.manifest import (BuildResult, Manifest, belief_allowed, check_record, sha256_of,
                                         validate_on_problem)
+from ipcausal.builders.cues import cue_columns
 from ipcausal.pairs import PairSet
 
-__all__ = ["DEMO_SETS", "DEMO_FILES", "DEMO_ESSAY_INSTRUCTION", "DEMO_OPEN_SUFFIX", "DEMO_STYLES", "load_demo",
-           "demo_pairs", "build_demo"]
+__all__ = ["DEMO_SETS", "DEMO_FILES", "DEMO_ESSAY_INSTRUCTION", "DEMO_OPEN_SUFFIX", "DEMO_STYLES", "ORDERED_LEVELS",
+           "ESL_LIGHT", "ESL_HEAVY", "load_demo", "demo_pairs", "build_demo"]
 
 DEMO_ESSAY_INSTRUCTION = "Write a short essay of about 80 words in response to the following prompt.\n\n{prompt}"
 """The demo's essay instruction (shorter essays than the study's, to fit two CPU cores)."""
 DEMO_OPEN_SUFFIX = "\nAnswer in one or two sentences."
 """Appended to both sides of an open (not multiple-choice) culture question."""
 DEMO_STYLES: tuple[str, ...] = ("sae", "aae", "esl")
+#: The ordered background of ``demo_pairs("education", ordered=True)``: learner English at two strengths after SAE.
+ORDERED_LEVELS: tuple[str, ...] = ("sae", "esl_light", "esl_heavy")
+#: Learner errors of the light and the heavy ESL level (the light ones are among the heavy ones).
+ESL_LIGHT, ESL_HEAVY = 2, 6
 
 DEMO_FILES = {"culture": "demo_culture.jsonl", "education": "demo_essays.jsonl", "echo": "demo_farm.jsonl"}
 DEMO_SETS: tuple[str, ...] = tuple(DEMO_FILES)
@@ -83,6 +88,7 @@ def build_demo(
     limit: int | None = None,
     on_problem: str = "drop",
     backend: Any = None,
+    ordered: bool = False,
 ) -> BuildResult:
     """Build a demo set's pairs and manifest (see :func:`demo_pairs` for the parameters).
 
@@ -94,6 +100,10 @@ def build_demo(
 
     key = _resolve(name)
     lim = _limit(limit)
+    if not isinstance(ordered, bool):
+        raise TypeError("`ordered` must be True or False")
+    if ordered and key != "education":
+        raise ValueError(f"`ordered`=True is the education demo's ordered variant; `name` is {key!r}")
     on_problem = validate_on_problem(on_problem)
     if not (rng is None or isinstance(rng, np.random.Generator)
             or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
@@ -123,9 +133,13 @@ def build_demo(
                    "options": json.dumps(it["options"], ensure_ascii=False) if it.get("options") else None,
                    "n_options": len(it["options"]) if it.get("options") else None,
                    "generator": "swap_markers",
-                   "markers": json.dumps([c.new for c in sw.swaps], ensure_ascii=False)}
+                   "markers": json.dumps([c.new for c in sw.swaps], ensure_ascii=False),
+                   **cue_columns([c.new for c in sw.swaps])}
             if check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
                 records.append(rec)
+    elif key == "education" and ordered:
+        records = _ordered_essays(items, seed, man, on_problem)
+        man.settings.update(styles=list(ORDERED_LEVELS), ordered=True, esl_light=ESL_LIGHT, esl_heavy=ESL_HEAVY)
     elif key == "education":
         prompts = [{"prompt_id": it["id"], "prompt": it["prompt"]} for it in items]
         records = essay_pairs_from_prompts(prompts, styles=("aae", "esl"), aae_rules=True, esl_rules=True, rng=seed,
@@ -155,12 +169,55 @@ def build_demo(
     return BuildResult(PairSet.from_records(records), man.to_dict())
 
 
+def _ordered_essays(items: list[dict[str, Any]], seed: int, man: Manifest, on_problem: str) -> list[dict[str, Any]]:
+    """Pairs sae–esl_light, sae–esl_heavy, esl_light–esl_heavy per prompt (the ordered background).
+
+    Prompt k: :func:`~ipcausal.interventions.esl_errors` makes :data:`ESL_HEAVY` errors with the
+    seed ``(seed, k)``; the light level keeps :data:`ESL_LIGHT` of them, drawn with the same
+    stream, so each light prompt's errors are among its heavy prompt's and the levels are ordered
+    by construction.  A prompt with fewer than ``ESL_HEAVY - 1`` places for errors is skipped
+    (every prompt must have all three levels for the trend test).
+    """
+    from ipcausal.interventions import esl_errors
+
+    records: list[dict[str, Any]] = []
+    for k, it in enumerate(items):
+        gen = np.random.default_rng([seed, k])
+        sae = it["prompt"]
+        heavy = esl_errors(sae, rng=gen, n_errors=ESL_HEAVY)
+        if heavy is None or len(heavy.edits) < ESL_HEAVY - 1:
+            man.skip("esl_errors found too few places for the heavy level", f"{it['id']}:esl_heavy")
+            continue
+        keep = sorted(gen.choice(len(heavy.edits), size=ESL_LIGHT, replace=False).tolist())
+        light_edits = [heavy.edits[i] for i in keep]
+        parts, last = [], 0
+        for ed in light_edits:
+            parts += [sae[last:ed.start], ed.new]
+            last = ed.end
+        texts = {"sae": sae, "esl_light": "".join(parts) + sae[last:], "esl_heavy": heavy.text}
+        edits = {"sae": [], "esl_light": [list(e) for e in light_edits], "esl_heavy": [list(e) for e in heavy.edits]}
+        for a, b in (("sae", "esl_light"), ("sae", "esl_heavy"), ("esl_light", "esl_heavy")):
+            rec = {"pair_id": f"{it['id']}:{a}-{b}", "background_i": a, "background_j": b,
+                   "x_i": DEMO_ESSAY_INSTRUCTION.format(prompt=texts[a]),
+                   "x_j": DEMO_ESSAY_INSTRUCTION.format(prompt=texts[b]), "prompt_id": it["id"], "style_i": a,
+                   "style_j": b, "prompt_i": texts[a], "prompt_j": texts[b], "prompt_sae": sae,
+                   "generator_i": "source" if a == "sae" else "esl_errors", "generator_j": "esl_errors",
+                   "edits_i": json.dumps(edits[a]) if a != "sae" else None, "edits_j": json.dumps(edits[b]),
+                   "n_errors_i": len(edits[a]), "n_errors_j": len(edits[b]), "essay_type": it["type"]}
+            allowed = [tuple(e[-2:]) for e in edits[a] + edits[b]]
+            if check_record(rec, man, on_problem, allowed):
+                records.append(rec)
+                man.counts[f"pairs:{a}-{b}"] += 1
+    return records
+
+
 def demo_pairs(
     name: str,
     rng: int | np.random.Generator | None = 0,
     *,
     limit: int | None = None,
     on_problem: str = "drop",
+    ordered: bool = False,
 ) -> PairSet:
     """The pairs of one embedded demo set, ready for ``ipcausal.run`` (offline, seeded).
 
@@ -175,12 +232,19 @@ def demo_pairs(
         Use only the first ``limit`` items (``education``: prompts, three pairs each).
     on_problem : {"drop", "flag"}, default "drop"
         What to do with a pair that fails :func:`~ipcausal.interventions.check_pair`.
+    ordered : bool, default False
+        ``education`` only: the ordered background :data:`ORDERED_LEVELS` instead — SAE, then
+        learner English with :data:`ESL_LIGHT` errors, then with :data:`ESL_HEAVY` (the light
+        prompt's errors are among the heavy prompt's), three pairs per prompt, ``n_errors_i``/
+        ``n_errors_j`` columns; test it with ``ipcausal.test(pairs, trend=list(ORDERED_LEVELS))``.
 
     Returns
     -------
     PairSet
         ``culture``: backgrounds us/uk, columns ``options`` (JSON or null),
-        ``answer_type`` (choice/open), ``domain``, ``markers``; open questions end with
+        ``answer_type`` (choice/open), ``domain``, ``markers``, ``marker_kinds`` (JSON: each
+        marker's kind, :func:`marker_kind`) and ``cue_kind`` (``spelling``, ``vocabulary``, or
+        ``both`` when the question carries markers of both kinds); open questions end with
         :data:`DEMO_OPEN_SUFFIX`.
         ``education``: backgrounds from sae/aae/esl (pairs sae–aae, sae–esl, aae–esl),
         ``prompt_id``, ``style_i``, ``style_j``, ``edits_i``/``edits_j`` (JSON),
@@ -198,5 +262,7 @@ def demo_pairs(
     >>> edu = demo_pairs("education", limit=2)
     >>> sorted(set(edu["background_i"]) | set(edu["background_j"]))
     ['aae', 'esl', 'sae']
+    >>> sorted(set(demo_pairs("education", limit=2, ordered=True)["background_j"]))
+    ['esl_heavy', 'esl_light']
     """
-    return build_demo(name, rng, limit=limit, on_problem=on_problem).pairs
+    return build_demo(name, rng, limit=limit, on_problem=on_problem, ordered=ordered).pairs

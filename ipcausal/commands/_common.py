@@ -237,6 +237,12 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
                    help="flip whole clusters: the column naming each pair's cluster (e.g. question_id)")
     g.add_argument("--order", metavar="A,B,...", type=_names,
                    help="backgrounds in order: every group tests Δ = score(later) − score(earlier)")
+    g.add_argument("--trend", metavar="L1,L2,...", type=_names, default=None,
+                   help="ordered levels (backgrounds) in order: add the trend test across them (one row per "
+                        "prompt_id, one column per level; every prompt needs every level)")
+    g.add_argument("--strata", metavar="COLUMN", default=None,
+                   help="the column naming each pair's cue: the effect per cue, the pooled test stratified by "
+                        "cue, and the heterogeneity test where each prompt carries every cue once")
     g.add_argument("--margin", type=positive_float, default=None, metavar="EPS",
                    help="equivalence margin on mean Δ: label each pair reject / equivalent / inconclusive")
     g.add_argument("--alternative", choices=ALTERNATIVES, default=None,
@@ -248,6 +254,10 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
 def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
     method = "paper-compat" if args.paper_compat else args.method
-    return dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=method,
-                n_resamples=args.resamples, rng=args.seed, cluster=args.cluster,
-                order=args.order, alternative=args.alternative, margin=args.margin)
+    out = dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=method,
+               n_resamples=args.resamples, rng=args.seed, cluster=args.cluster,
+               order=args.order, alternative=args.alternative, margin=args.margin)
+    for key in ("trend", "strata"):  # the design keywords of ipcausal.test, only when given
+        if getattr(args, key, None) is not None:
+            out[key] = list(getattr(args, key)) if key == "trend" else getattr(args, key)
+    return out

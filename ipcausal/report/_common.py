@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ipcausal.study.results import Report
-from ipcausal.study.text import effect_name, format_p, outcome_words
+from ipcausal.study.text import effect_name, format_p, outcome_words, strata_table
 from ipcausal.outcomes import is_interval
 
 __all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
@@ -102,6 +102,23 @@ def pb_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     rows = [[m, f"{p.statistic:.4g}", f"[{p.ci_low:.4g}, {p.ci_high:.4g}]",
              ", ".join(f"{k}={v:.4g}" for k, v in p.means.items())] for m, p in report.pb.items()]
     return ["model", "PB", "95% CI", "means"], rows
+
+
+def trend_table(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the trend table: one row per model (empty rows without ``trend=``)."""
+    rows = [[t.model, " < ".join(t.levels), str(t.n_prompts), t.method, f"{t.slope:.4g}",
+             ", ".join(f"{lv}={m:.4g}" for lv, m in zip(t.levels, t.level_means)), format_p(t.pvalue),
+             "yes" if t.reject else "no"] for t in getattr(report, "trend", ())]
+    return ["model", "levels", "prompts", "method", "slope per level", "means", "p", "reject H0"], rows
+
+
+def cue_tables(report: Report) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
+    """(model, header, rows, notes) of each group's per-cue table: effect per cue, pooled, heterogeneity p."""
+    out = []
+    for s in getattr(report, "strata", ()):
+        rows, header, notes = strata_table(s)
+        out.append((s.model, header, rows, notes))
+    return out
 
 
 def h0(report: Report) -> str:

@@ -6,7 +6,8 @@ import html as _html
 from typing import Any
 
 from ipcausal.study.text import PB_NOTE
-from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
+from ipcausal.report._common import (cue_tables, figures, group_rows, h0, pb_rows, sections_of, settings_rows,
+                                     trend_table)
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
 __all__ = ["format_html"]
@@ -71,6 +72,12 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
             cls, word = ("yes", "detected") if v else ("no", "not detected")
             parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span></li>")
         parts.append("</ul>" + _table(*group_rows(r)))
+        header, rows = trend_table(r)
+        if rows:
+            parts.append("<h3>Trend across the ordered levels</h3>" + _table(header, rows))
+        for model, header, rows, cue_notes in cue_tables(r):
+            parts.append(f"<h3>Per cue ({_h(model)})</h3>" + _table(header, rows))
+            parts += [f"<p class='count-note'>{_h(n)}</p>" for n in cue_notes]
         if r.pb:
             parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)) + f"<p class='count-note'>{_h(PB_NOTE)}.</p>")
         if s.counts:

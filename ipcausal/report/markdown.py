@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ipcausal.study.text import PB_NOTE
-from ipcausal.report._common import figures, group_rows, h0, pb_rows, sections_of, settings_rows
+from ipcausal.report._common import (cue_tables, figures, group_rows, h0, pb_rows, sections_of, settings_rows,
+                                     trend_table)
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
 __all__ = ["format_markdown", "md_table"]
@@ -52,6 +53,11 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
         out.append("")
         out += md_table(*group_rows(r))
         out.append("")
+        header, rows = trend_table(r)
+        if rows:
+            out += ["**Trend across the ordered levels**", ""] + md_table(header, rows) + [""]
+        for model, header, rows, cue_notes in cue_tables(r):
+            out += [f"**Per cue ({model})**", ""] + md_table(header, rows) + [""] + [f"- {n}" for n in cue_notes] + [""]
         if r.pb:
             out += ["**Personalization bias (PB)**", ""] + md_table(*pb_rows(r)) + ["", f"{PB_NOTE}.", ""]
         if s.counts:

@@ -205,12 +205,18 @@ class TestOptions:
         itself: ``ipcausal check-case`` states the pairs it needs with :func:`ipcausal.power`).
         Interval outcomes: a mean Δ in units of Δ's standard deviation (d_z, > 0); similarity
         outcomes: the share q in (0.5, 1) of pairs whose similarity is below ``m0``.
+    trend : tuple of str, optional
+        The levels of an ordered background in order: :func:`ipcausal.test` adds the trend row.
+    strata : str, optional
+        The column naming each pair's cue: :func:`ipcausal.test` adds the per-cue rows.
 
     Examples
     --------
     >>> from ipcausal.study.options import TestOptions
     >>> TestOptions(correction="holm").kwargs()["correction"]
     'holm'
+    >>> TestOptions(strata="cue_kind").kwargs()["strata"]
+    'cue_kind'
     >>> TestOptions(m0=2)
     Traceback (most recent call last):
     ...
@@ -227,11 +233,19 @@ class TestOptions:
     alternative: str | None = None
     margin: float | None = None
     smallest_effect: float | None = None
+    trend: tuple[str, ...] | None = None
+    strata: str | None = None
 
     def __post_init__(self) -> None:
         from ipcausal.stats._validate import choice, open_unit
 
         object.__setattr__(self, "alpha", open_unit(self.alpha, "alpha"))
+        if self.trend is not None:
+            if isinstance(self.trend, (str, bytes)) or not isinstance(self.trend, Sequence):
+                raise TypeError(f"`trend` must be a list of background names, got {type(self.trend).__name__}")
+            object.__setattr__(self, "trend", tuple(str(x) for x in self.trend))
+        if self.strata is not None and not isinstance(self.strata, str):
+            raise TypeError(f"`strata` must be a column name, got {type(self.strata).__name__}")
         if not isinstance(self.correction, str):
             raise TypeError(f"`correction` must be a string, got {type(self.correction).__name__}")
         m0 = self.m0
@@ -249,6 +263,15 @@ class TestOptions:
             object.__setattr__(self, "smallest_effect", positive_number(self.smallest_effect, "smallest_effect"))
 
     def kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`ipcausal.test` these stand for (all but ``smallest_effect``)."""
-        return {"alpha": self.alpha, "correction": self.correction, "m0": self.m0, "method": self.method,
-                "n_resamples": self.n_resamples, "alternative": self.alternative, "margin": self.margin}
+        """The keyword arguments of :func:`ipcausal.test` these stand for (all but ``smallest_effect``).
+
+        ``trend`` and ``strata`` are among them only when set.
+        """
+        out: dict[str, Any] = {"alpha": self.alpha, "correction": self.correction, "m0": self.m0,
+                               "method": self.method, "n_resamples": self.n_resamples,
+                               "alternative": self.alternative, "margin": self.margin}
+        if self.trend is not None:
+            out["trend"] = list(self.trend)
+        if self.strata is not None:
+            out["strata"] = self.strata
+        return out

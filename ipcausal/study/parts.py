@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ipcausal.stats.results import Result
 
-__all__ = ["EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo"]
+__all__ = ["EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +134,84 @@ class AuditInfo(Result):
     groups: int
     seed: int | None = None
     cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class TrendInfo(Result):
+    """The trend test of one model over ordered levels (``ipcausal.test(pairs, trend=[level, …])``).
+
+    :func:`ipcausal.stats.trend_test` on ``y`` with one row per ``prompt_id`` and one column per
+    level (in ``levels``' order, scores 1..k): ``statistic`` T, ``pvalue``, ``slope`` (the mean
+    within-prompt slope per level step), ``level_means``, ``n_prompts``, ``method``,
+    ``n_resamples``, ``null_hypothesis``, ``reject`` at the Report's α (the trend row is one test
+    of its own, outside the pairwise family).
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import TrendInfo
+    >>> TrendInfo(model="m", levels=("a", "b", "c"), statistic=4.0, pvalue=0.02, slope=0.1,
+    ...           level_means=(0.1, 0.2, 0.3), n_prompts=20, method="exact-enumeration", n_resamples=None,
+    ...           alternative="two-sided", null_hypothesis="H0", reject=True).levels
+    ('a', 'b', 'c')
+    """
+
+    model: str
+    levels: tuple[str, ...]
+    statistic: float
+    pvalue: float
+    slope: float
+    level_means: tuple[float, ...]
+    n_prompts: int
+    method: str
+    n_resamples: int | None
+    alternative: str
+    null_hypothesis: str
+    reject: bool
+
+
+@dataclass(frozen=True)
+class CueEffect(Result):
+    """One cue's (stratum's) test of a background pair: what :func:`ipcausal.test` gives on its pairs alone."""
+
+    cue: str
+    n: int
+    effect: float
+    ci_low: float
+    ci_high: float
+    pvalue: float
+
+
+@dataclass(frozen=True)
+class StrataInfo(Result):
+    """One group's effect per cue (``ipcausal.test(pairs, strata=COLUMN)``), pooled and heterogeneity tests.
+
+    ``cues`` holds each stratum's :class:`CueEffect` (the unadjusted test of that stratum's pairs
+    alone).  The pooled test stratified by cue: the sign-flip test of each pair's Δ weighted
+    1/(S·n_s) (S cues, n_s pairs of the pair's cue), so ``pooled_effect`` is the mean of the
+    cues' mean Δ, each cue counting once; its p is ``pooled_pvalue``.  The heterogeneity test
+    (:func:`ipcausal.stats.heterogeneity_test`, H0 "the cue does not matter", cue labels permuted
+    within each prompt) needs every prompt to carry every cue once; ``heterogeneity_pvalue`` is
+    ``None`` otherwise and ``heterogeneity_note`` says why.
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import CueEffect, StrataInfo
+    >>> c = CueEffect(cue="spelling", n=10, effect=0.2, ci_low=0.0, ci_high=0.4, pvalue=0.05)
+    >>> StrataInfo(model="m", group="A vs B", column="cue_kind", cues=(c,), pooled_effect=0.2, pooled_ci_low=0.0,
+    ...            pooled_ci_high=0.4, pooled_pvalue=0.05, heterogeneity_pvalue=None, heterogeneity_statistic=None,
+    ...            heterogeneity_n=0, heterogeneity_note="one cue").cues[0].cue
+    'spelling'
+    """
+
+    model: str
+    group: str
+    column: str
+    cues: tuple[CueEffect, ...]
+    pooled_effect: float
+    pooled_ci_low: float
+    pooled_ci_high: float
+    pooled_pvalue: float
+    heterogeneity_pvalue: float | None
+    heterogeneity_statistic: float | None
+    heterogeneity_n: int
+    heterogeneity_note: str = ""

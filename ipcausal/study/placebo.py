@@ -245,7 +245,8 @@ def placebo(
     else:
         out["similarity"] = [float(similarity(a, b)) for a, b in zip(first, second)]  # type: ignore[misc]
     scored = PairSet.from_frame(out)
-    kwargs = dict(outcome=outcome, rng=rng, **tests.kwargs())
+    # the placebo pairs test "no difference at all": a case's trend/strata rows are not part of it
+    kwargs = {k: v for k, v in dict(outcome=outcome, rng=rng, **tests.kwargs()).items() if k not in ("trend", "strata")}
     placebo_report = test(scored, **kwargs)
     needed = get_outcome(outcome).columns[0]
     if real is None and needed in pairs:

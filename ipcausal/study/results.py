@@ -29,9 +29,10 @@ from ipcausal.stats.results import (
     SignTestResult,
 )
 from ipcausal.study._schema import json_safe, load_json, upgrade, version_of
-from ipcausal.study.parts import AuditInfo, EquivalenceInfo, OmnibusInfo, SequentialInfo
+from ipcausal.study.parts import AuditInfo, CueEffect, EquivalenceInfo, OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo
 
-__all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "SCHEMA",
+__all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
+           "StrataInfo", "SCHEMA",
            "SCHEMA_VERSION", "UNKNOWN_MODEL", "load_json"]
 
 SCHEMA = "ipcausal.report"
@@ -103,6 +104,9 @@ class Report(Result):
     ``margin`` is the equivalence margin when one was given.  ``audit`` is ``None``
     for a fixed-n test; an audit (``method == "sequential"``) puts its :class:`AuditInfo` there
     (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
+    ``trend`` holds one :class:`TrendInfo` per model when the test was given ``trend=[level, …]``
+    and ``strata`` one :class:`StrataInfo` per model and group when it was given ``strata=COLUMN``
+    (both empty otherwise; files written before them read back with them empty).
     """
 
     groups: tuple[GroupResult, ...]
@@ -120,6 +124,8 @@ class Report(Result):
     margin: float | None = None
     omnibus: dict[str, OmnibusInfo] = field(default_factory=dict)
     audit: AuditInfo | None = None
+    trend: tuple[TrendInfo, ...] = ()
+    strata: tuple[StrataInfo, ...] = ()
 
     @property
     def ip_detected(self) -> bool:

@@ -40,6 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
+from ipcausal.study.ordered import design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning",
@@ -300,6 +301,7 @@ def test(
     cluster: str | None = None,
     order: Any = None,
     margin: float | None = None,
+    **design: Any,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -353,6 +355,13 @@ def test(
     order : list of str, optional
         The backgrounds in order: every group is oriented earlier → later, so
         Δ = score(later) − score(earlier) whatever the storage.
+    **design
+        Only ``trend`` (list of str: the levels of an ordered background in order; adds
+        ``Report.trend``, :func:`ipcausal.stats.trend_test` on one row per ``prompt_id`` and one
+        column per level) and ``strata`` (a column naming each pair's cue; adds
+        ``Report.strata``: the effect per cue, the pooled test stratified by cue and, where each
+        prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`); see
+        :mod:`ipcausal.study.ordered`.
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -379,6 +388,7 @@ def test(
     st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0,
                   method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
                   paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=order, margin=margin)
+    levels, strata = validate_design(ps, design)
     gen = as_generator(rng)
     raw = []
     for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
@@ -402,11 +412,15 @@ def test(
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
+    per_cue = dict(outcome=st.outcome, alpha=st.alpha, correction="none", m0=st.m0, method=method,
+                   n_resamples=n_resamples, alternative=alternative, cluster=cluster, order=order)
+    trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
         m0=st.m0 if not directed(st.outcome) else None, paper_compat=st.paper_compat,
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
         warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
+        trend=trend_part, strata=strata_part,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from ipcausal.outcomes import is_distribution, is_interval
 
 __all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
-           "named_direction", "PB_NOTE"]
+           "named_direction", "PB_NOTE", "trend_line", "strata_table", "extra_lines"]
 
 #: What PB is and is not (printed beside every PB).
 PB_NOTE = ("PB is descriptive (the spread of the per-background means): never 0 in a finite sample, and not "
@@ -147,6 +147,7 @@ def format_text(report: Any) -> str:
         if joint:
             lines.append(f"  joint test, no background matters (prompt labels permuted, {joint.method}): "
                          f"p = {format_p(joint.pvalue)}")
+        lines += ["  " + s for s in extra_lines(report, model)]
         pb = report.pb.get(model)
         if pb is not None:
             means = ", ".join(f"{k}={v:.4g}" for k, v in pb.means.items())
@@ -161,3 +162,36 @@ def format_text(report: Any) -> str:
     for w in report.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def trend_line(t: Any) -> str:
+    """The trend row of one model (a :class:`~ipcausal.study.parts.TrendInfo`) in words."""
+    means = ", ".join(f"{lv}={m:.4g}" for lv, m in zip(t.levels, t.level_means))
+    return (f"trend across {' < '.join(t.levels)} (prompt labels permuted, {t.method}, {t.n_prompts} prompts): "
+            f"slope = {t.slope:.4g} per level, p = {format_p(t.pvalue)} (means: {means})")
+
+
+def strata_table(s: Any) -> tuple[list[list[str]], list[str], list[str]]:
+    """(rows, header, notes) of one group's per-cue table (a :class:`~ipcausal.study.parts.StrataInfo`)."""
+    rows = [[c.cue, str(c.n), f"{c.effect:.4g}", f"[{c.ci_low:.4g}, {c.ci_high:.4g}]", format_p(c.pvalue)]
+            for c in s.cues]
+    if s.pooled_pvalue == s.pooled_pvalue:  # NaN for similarity outcomes: no pooled mean Δ
+        rows.append(["pooled, stratified by cue", str(sum(c.n for c in s.cues)), f"{s.pooled_effect:.4g}",
+                     f"[{s.pooled_ci_low:.4g}, {s.pooled_ci_high:.4g}]", format_p(s.pooled_pvalue)])
+    if s.heterogeneity_pvalue is not None:
+        note = (f"heterogeneity, the cue does not matter (cue labels permuted within {s.heterogeneity_n} prompts): "
+                f"p = {format_p(s.heterogeneity_pvalue)}")
+    else:
+        note = f"heterogeneity test not run: {s.heterogeneity_note}"
+    effect = "mean Δ" if s.pooled_pvalue == s.pooled_pvalue else "effect"
+    return rows, [f"{s.group} by {s.column}", "n", effect, "95% CI", "p"], [note]
+
+
+def extra_lines(report: Any, model: str) -> list[str]:
+    """The trend row and the per-cue tables of one model, as plain-text lines."""
+    out = [trend_line(t) for t in getattr(report, "trend", ()) if t.model == model]
+    for s in getattr(report, "strata", ()):
+        if s.model == model:
+            rows, header, notes = strata_table(s)
+            out += text_table(rows, header) + notes
+    return out

@@ -1,0 +1,142 @@
+"""``ipcausal.test(pairs, trend=[…], strata=COLUMN)``: the trend row and the per-cue rows (issue 21, items 3-4)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import ipcausal
+from ipcausal.pairs import PairSet
+from ipcausal.stats.ordered import heterogeneity_test, trend_test
+
+LEVELS = ["sae", "esl_light", "esl_heavy"]
+
+
+def _ordered(n: int = 12, seed: int = 0) -> tuple[PairSet, np.ndarray]:
+    """Pairs of the three levels per prompt (stored in mixed orientations) and the hand-built y."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(1, 6, size=(n, 3)).astype(float)
+    recs = []
+    for p in range(n):
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            i, j = (a, b) if (p + a) % 2 else (b, a)  # some pairs stored the other way round
+            recs.append({"pair_id": f"p{p}:{i}{j}", "prompt_id": f"p{p:02d}", "background_i": LEVELS[i],
+                         "background_j": LEVELS[j], "x_i": "q", "x_j": "q", "score_i": y[p, i], "score_j": y[p, j]})
+    return PairSet.from_records(recs), y
+
+
+def _cued(n: int = 10, seed: int = 1) -> tuple[PairSet, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    d = rng.integers(-2, 3, size=(n, 2)).astype(float)
+    d[:, 1] += 1
+    recs = []
+    for p in range(n):
+        for c, cue in enumerate(("spelling", "vocabulary")):
+            recs.append({"pair_id": f"p{p}:{cue}", "prompt_id": f"p{p:02d}", "background_i": "us",
+                         "background_j": "uk", "x_i": "q", "x_j": "q", "score_i": 3.0, "score_j": 3.0 + d[p, c],
+                         "cue": cue})
+    return PairSet.from_records(recs), d
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_trend_row_is_trend_test_on_the_hand_built_matrix() -> None:
+    ps, y = _ordered(n=6)
+    r = ipcausal.test(ps, trend=LEVELS, method="exact", rng=0)
+    (t,) = r.trend
+    ref = trend_test(y, method="exact")
+    assert t.levels == tuple(LEVELS) and t.n_prompts == y.shape[0]
+    assert t.statistic == pytest.approx(ref.statistic) and t.pvalue == pytest.approx(ref.pvalue)
+    assert t.level_means == pytest.approx(ref.level_means) and t.slope == pytest.approx(ref.slope)
+    reversed_ = ipcausal.test(ps, trend=LEVELS[::-1], method="exact", rng=0).trend[0]
+    assert reversed_.statistic == pytest.approx(-ref.statistic)  # the order given is the order tested
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_trend_and_strata_leave_the_rest_of_the_report_alone() -> None:
+    ps, _ = _ordered()
+    plain = ipcausal.test(ps, rng=3, n_resamples=999).to_dict()
+    with_trend = ipcausal.test(ps, trend=LEVELS, rng=3, n_resamples=999).to_dict()
+    assert with_trend.pop("trend") and plain.pop("trend") == []
+    assert with_trend == plain
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_strata_per_cue_effects_are_the_test_of_each_subset() -> None:
+    ps, d = _cued()
+    r = ipcausal.test(ps, strata="cue", method="exact", rng=0)
+    (s,) = r.strata
+    frame = ps.to_frame()
+    for row in s.cues:
+        sub = ipcausal.test(PairSet(frame[frame["cue"] == row.cue]), method="exact", rng=0).groups[0]
+        assert (row.n, row.effect, row.pvalue) == (sub.n, pytest.approx(sub.effect), pytest.approx(sub.pvalue))
+        assert (row.ci_low, row.ci_high) == (pytest.approx(sub.ci_low), pytest.approx(sub.ci_high))
+    assert s.pooled_effect == pytest.approx(d.mean(axis=0).mean())
+    het = heterogeneity_test(d, method="exact")
+    assert s.heterogeneity_n == d.shape[0]
+    assert s.heterogeneity_pvalue == pytest.approx(het.pvalue)
+    assert s.heterogeneity_statistic == pytest.approx(het.statistic)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_pooled_stratified_weights_each_cue_once() -> None:
+    ps, d = _cued()
+    frame = ps.to_frame()
+    extra = frame[frame["cue"] == "spelling"].copy()  # the spelling cue twice as often
+    extra["pair_id"] = extra["pair_id"] + "b"
+    extra["prompt_id"] = extra["prompt_id"] + "b"
+    big = PairSet(__import__("pandas").concat([frame, extra], ignore_index=True))
+    s = ipcausal.test(big, strata="cue", rng=0, n_resamples=999).strata[0]
+    assert s.pooled_effect == pytest.approx((d[:, 0].mean() + d[:, 1].mean()) / 2)
+    assert s.heterogeneity_pvalue is None and "every prompt" in s.heterogeneity_note
+
+
+def test_report_read_keeps_the_parts_and_reads_files_without_them(tmp_path) -> None:
+    ps, _ = _cued()
+    r = ipcausal.test(ps, strata="cue", rng=0, n_resamples=999, cluster="prompt_id")
+    back = ipcausal.Report.read(r.write(tmp_path / "r.json"))
+    assert back.to_dict() == r.to_dict() and back.strata[0].cues == r.strata[0].cues
+    payload = json.loads((tmp_path / "r.json").read_text())
+    del payload["report"]["strata"], payload["report"]["trend"]  # a file written before the parts
+    (tmp_path / "old.json").write_text(json.dumps(payload))
+    old = ipcausal.Report.read(tmp_path / "old.json")
+    assert old.strata == () and old.trend == () and old.groups == r.groups
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"trend": ["sae", "esl_light", "esl_mid"]}, ValueError, r"`trend`: unknown level\(s\) \['esl_mid'\]"),
+    ({"trend": "sae"}, TypeError, "`trend` must be a list of background names"),
+    ({"trend": ["sae"]}, ValueError, "`trend` must name 2 to 8 distinct levels"),
+    ({"strata": "nope"}, ValueError, "`strata`='nope' is not a column of `pairs`"),
+    ({"strata": 3}, TypeError, "`strata` must be a column name"),
+    ({"strats": "cue"}, TypeError, "unexpected keyword argument.*'strats'.*trend, strata"),
+])
+def test_bad_design_keywords(kwargs, exc, match) -> None:
+    ps, _ = _ordered()
+    with pytest.raises(exc, match=match):
+        ipcausal.test(ps, **kwargs)
+
+
+def test_a_level_missing_for_some_prompt() -> None:
+    ps, _ = _ordered()
+    frame = ps.to_frame()
+    keep = ~((frame["prompt_id"] == "p03") & ((frame["background_i"] == "esl_heavy") | (frame["background_j"] == "esl_heavy")))
+    with pytest.raises(ValueError, match=r"`trend`: every prompt needs a score under every level; 1 missing \('p03' lacks 'esl_heavy'\)"):
+        ipcausal.test(PairSet(frame[keep]), trend=LEVELS)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_test_options_carry_trend_and_strata() -> None:
+    from ipcausal.study.options import TestOptions
+
+    ps, _ = _ordered()
+    opts = TestOptions(trend=LEVELS, n_resamples=999)
+    assert opts.trend == tuple(LEVELS) and "strata" not in opts.kwargs()
+    assert "trend" not in TestOptions().kwargs()
+    r = ipcausal.test(ps, rng=0, **opts.kwargs())
+    assert r.trend[0].levels == tuple(LEVELS)
+    with pytest.raises(TypeError, match="`trend` must be a list of background names"):
+        TestOptions(trend="sae")
+    with pytest.raises(TypeError, match="`strata` must be a column name"):
+        TestOptions(strata=1)
