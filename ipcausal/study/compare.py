@@ -18,7 +18,6 @@ pairs' model is ``"<a> − <b>"``.  Repeated samples enter through their per-pai
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -28,6 +27,7 @@ import pandas as pd
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator, choice
+from ipcausal.study.inputs import as_pairset
 from ipcausal.study.results import Report
 from ipcausal.study.test import test
 
@@ -38,16 +38,6 @@ MISMATCH = ("error", "intersect")
 
 class PairMismatchWarning(UserWarning):
     """``compare(..., on_mismatch="intersect")`` dropped pairs that only one run has."""
-
-
-def _pairset(x: Any, name: str) -> PairSet:
-    if isinstance(x, PairSet):
-        return x
-    if isinstance(x, pd.DataFrame):
-        return PairSet.from_frame(x)
-    if isinstance(x, (str, os.PathLike)):
-        return PairSet.read(x)
-    raise TypeError(f"`{name}` must be a PairSet, a DataFrame or a file path, got {type(x).__name__}")
 
 
 def _label(ps: PairSet, given: str | None, default: str) -> str:
@@ -110,7 +100,7 @@ def differences(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error
     >>> d.deltas.tolist(), d["model"].iloc[0]
     ([1.0, 1.0, 1.0], 'A − B')
     """
-    a, b = _pairset(a, "a"), _pairset(b, "b")
+    a, b = as_pairset(a, name="a"), as_pairset(b, name="b")
     on_mismatch = choice(on_mismatch, "on_mismatch", MISMATCH)
     for name, ps in (("a", a), ("b", b)):
         if "score_i" not in ps:
@@ -202,7 +192,7 @@ def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", *
     if unknown:
         raise TypeError(f"compare() got unexpected option(s) {', '.join(map(repr, unknown))}; the test options "
                         f"are {', '.join(TEST_OPTIONS)}")
-    a, b = _pairset(a, "a"), _pairset(b, "b")
+    a, b = as_pairset(a, name="a"), as_pairset(b, name="b")
     la, lb = _labels(labels, a, b)
     d = differences(a, b, labels=(la, lb), on_mismatch=on_mismatch)
     report = test(d, outcome="interval", **test_options)
@@ -282,7 +272,7 @@ def compare_runs(
 
     if not hasattr(runs, "items") or isinstance(runs, (str, bytes)):
         raise TypeError("`runs` must be a mapping of run name to scored PairSet")
-    items = [(str(k), _pairset(v, f"runs[{k!r}]")) for k, v in runs.items()]
+    items = [(str(k), as_pairset(v, name=f"runs[{k!r}]")) for k, v in runs.items()]
     if len(items) < 2:
         raise ValueError(f"`runs` needs at least 2 runs to compare, got {len(items)}")
     names = [k for k, _ in items]

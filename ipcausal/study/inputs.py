@@ -20,8 +20,9 @@ from ipcausal.pairs import PairSet
 __all__ = ["as_pairset", "check_prompts", "check_progress", "positive_number"]
 
 
-def as_pairset(pairs: Any, *, frames: bool = True) -> PairSet:
-    """``pairs`` as a PairSet: itself, a DataFrame (with ``frames``) or the file a path names.
+def as_pairset(pairs: Any, *, frames: bool = True, name: str = "pairs") -> PairSet:
+    """``pairs`` as a PairSet: itself, a DataFrame (with ``frames``) or the file a path names;
+    ``name`` is the parameter the error names.
 
     Examples
     --------
@@ -39,8 +40,8 @@ def as_pairset(pairs: Any, *, frames: bool = True) -> PairSet:
 
         if isinstance(pairs, pd.DataFrame):
             return PairSet.from_frame(pairs)
-        raise TypeError(f"`pairs` must be a PairSet, a DataFrame or a file path, got {type(pairs).__name__}")
-    raise TypeError(f"`pairs` must be a PairSet or a path to one, got {type(pairs).__name__}")
+        raise TypeError(f"`{name}` must be a PairSet, a DataFrame or a file path, got {type(pairs).__name__}")
+    raise TypeError(f"`{name}` must be a PairSet or a path to one, got {type(pairs).__name__}")
 
 
 def check_prompts(frame: Any) -> None:
