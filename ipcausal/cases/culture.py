@@ -9,6 +9,7 @@ backend; tested with the sign test of median(s) = 0.8 against "less".
 from __future__ import annotations
 
 from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults, embedded_demo
+from ipcausal.scm import InterventionSpec
 from ipcausal.scoring.registry import get_scorer
 
 __all__ = ["CASE"]
@@ -21,9 +22,19 @@ CASE = Case(
                 "American or British.",
     backgrounds=("us", "uk"),
     scorer=get_scorer("embedding"),
-    demo=PairSource("embedded demo set", max_tokens=40, load=embedded_demo("culture"), builder="demo"),
+    demo=PairSource(
+        "embedded demo set", max_tokens=40, load=embedded_demo("culture"), builder="demo",
+        intervention=InterventionSpec(
+            name="culture-marker substitution",
+            changes="American spelling and vocabulary markers swapped for their British counterparts (an "
+                    "indefinite article made to agree with a swapped word)",
+            preserves_semantics_by="one-to-one substitution of words that name the same thing, from the marker "
+                                   "lexicon (ipcausal/data/markers.csv); check_pair allows only those swaps",
+        ),
+        licence="CC0-1.0; the 65 demo questions were written for ipcausal",
+    ),
     full=PairSource("given pairs", max_tokens=256, builder="ambrqa"),
-    tests=TestDefaults(),
+    tests=TestDefaults(strata="cue_kind", smallest_effect=0.75),
     reading=EthicalReading(
         stance="desired",
         consequences="Answers that fit the user's country (units, spelling, local facts) help that user now "

@@ -12,6 +12,7 @@ is set to match.
 from __future__ import annotations
 
 from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults, embedded_demo
+from ipcausal.scm import InterventionSpec
 from ipcausal.scoring.ratings import OfflineEssayRater
 from ipcausal.scoring.registry import get_scorer
 
@@ -33,9 +34,16 @@ CASE = Case(
         scorer=get_scorer("essay", rater=OfflineEssayRater(target_words=DEMO_ESSAY_TARGET)),
         settings={"styles": "sae = the prompt as written; aae = rule-based AAE features (an approximation, not "
                             "validated by native speakers); esl = 3 rule-based learner errors"},
+        intervention=InterventionSpec(
+            name="rule-based dialect and learner-English rewrites",
+            changes="the prompt's grammar and spelling: rule-based AAE features (aae) or learner-English errors (esl)",
+            preserves_semantics_by="each feature or error is a recorded local edit of a word or phrase that keeps "
+                                   "what the prompt asks for; check_pair allows only the recorded edits",
+        ),
+        licence="CC0-1.0; the demo prompts were written for ipcausal",
     ),
     full=PairSource("given pairs", max_tokens=640, builder="essays"),
-    tests=TestDefaults(),
+    tests=TestDefaults(smallest_effect=0.5),
     reading=EthicalReading(
         stance="unethical",
         consequences="A weaker essay for a dialect or learner prompt teaches those students less and widens "

@@ -32,6 +32,7 @@ BUILTIN_CASES: dict[str, str] = {
     "culture": "ipcausal.cases.culture:CASE",
     "education": "ipcausal.cases.education:CASE",
     "echo": "ipcausal.cases.echo:CASE",
+    "learner": "ipcausal.cases.learner:CASE",  # the education case with an ordered background (issue 21)
     "age": "ipcausal.cases.age:CASE",  # the first contributed case, built with the public plugin API only
 }
 #: The built-in cases ``ipcausal demo`` / ``make demo`` runs: the study's three.  ``age`` is left out:

@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
                        "from DIR/cache.sqlite.")
     # the name is checked when the command runs, so that `--help` never loads a case plugin
     p.add_argument("case", metavar="NAME",
-                   help="a registered case: culture, education, echo, or one a plugin adds (`ipcausal cases`)")
+                   help="a registered case: culture, education, echo, learner, age, or one a plugin adds "
+                        "(`ipcausal cases`)")
     p.add_argument("--source", help="a PairSet file made by `ipcausal build` (default: the embedded demo set)")
     add_backend(p, default="local", extra=(SIMULATED,))
     p.add_argument("--effect", type=float, default=0.0, metavar="X",

@@ -106,7 +106,9 @@ def pb_rows(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def trend_table(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the trend table: one row per model (empty rows without ``trend=``)."""
-    rows = [[t.model, " < ".join(t.levels), str(t.n_prompts), t.method, f"{t.slope:.4g}",
+    rows = [[t.model, " < ".join(t.levels),
+             str(t.n_prompts) + (f" ({t.n_incomplete} incomplete left out)" if getattr(t, "n_incomplete", 0) else ""),
+             t.method, f"{t.slope:.4g}",
              ", ".join(f"{lv}={m:.4g}" for lv, m in zip(t.levels, t.level_means)), format_p(t.pvalue),
              "yes" if t.reject else "no"] for t in getattr(report, "trend", ())]
     return ["model", "levels", "prompts", "method", "slope per level", "means", "p", "reject H0"], rows

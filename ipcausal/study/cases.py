@@ -27,7 +27,8 @@ from typing import Any
 from ipcausal.pairs import PairSet
 from ipcausal.study.record import RunRecord, dropped_by_reason, write_outputs
 
-__all__ = ["CaseResult", "prepare_case", "run_case", "run_case_sequential", "run_demo", "max_tokens_for"]
+__all__ = ["CaseResult", "prepare_case", "run_case", "run_case_sequential", "run_demo", "max_tokens_for",
+           "case_test_options"]
 
 
 def max_tokens_for(case: Any, *, demo: bool) -> int:
@@ -69,6 +70,21 @@ def _cluster_column(ps: PairSet) -> str | None:
             if df.assign(_k=key).duplicated(["_k", col]).any():
                 return col
     return None
+
+
+def case_test_options(case: Any, pairs: PairSet) -> tuple[dict[str, Any], str | None]:
+    """The keywords of :func:`ipcausal.test` for a run of ``case`` on ``pairs``, and a note or None.
+
+    A case whose test options name a cue column (``strata``) gets the per-cue rows when the
+    pairs have that column; pairs built without it (an older build, the user's own) are tested
+    without them, and the note says so.
+    """
+    options = case.tests.kwargs()
+    column = options.get("strata")
+    if column is not None and column not in pairs:
+        del options["strata"]
+        return options, f"not run: the pairs have no `{column}` column (build them again to record it)"
+    return options, None
 
 
 def _check_limit(limit: Any) -> None:
@@ -252,13 +268,14 @@ def run_case(
     t_run = time.perf_counter() - t0
 
     scored = score_pairs(answered, made, unparseable=unparseable)
+    options, cue_note = case_test_options(case, scored.pairs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
         if samples >= 2:
             # r sampled answers per side: the free-text test of Definition 1, no m0 threshold
             report = _distribution_report(scored.pairs, made, seed)
         else:
-            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs), **case.tests.kwargs())
+            report = test(scored.pairs, rng=seed, cluster=_cluster_column(scored.pairs), **options)
     counts = {
         "pairs": len(ps),
         "requested": summary.requested,
@@ -284,6 +301,8 @@ def run_case(
         settings["rerun seconds (from cache)"] = round(t_run, 1)
     if pairs is None:
         settings.update(src.settings)
+    if cue_note:
+        settings["per-cue rows"] = cue_note
     files: dict[str, str] = {}
     if outdir is not None:
         seconds = {"run": settings["run seconds"]}

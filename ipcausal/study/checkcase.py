@@ -13,7 +13,9 @@ check         passes when
               (``Case.tests.smallest_effect``)
 ``pairs``     the pairs load, every pair's backgrounds are the case's, and every pair passes
               :func:`~ipcausal.interventions.check_pair` (the strings a pair declares it changed,
-              its ``allowed`` column — a JSON list — or its ``edits_i``/``edits_j``, are masked)
+              its ``allowed`` column — a JSON list — or its ``edits_i``/``edits_j``, the marker
+              swaps of a ``generator == "swap_markers"`` pair, the stated beliefs of a pair with
+              ``true_statement``/``false_statement``, are masked)
 ``generator`` the declaration passes :func:`ipcausal.scm.check_intervention`: it changes B and
               holds S
 ``placebo``   A-vs-A runs of :func:`ipcausal.placebo` on the SCM simulator (no effect, sampling at
@@ -130,6 +132,14 @@ def _allowed(row: dict[str, Any]) -> list[Any]:
         if isinstance(value, list):
             out += [tuple(v) if isinstance(v, list) else (v.get("old"), v.get("new")) if isinstance(v, dict) else v
                     for v in value]
+    if row.get("generator") == "swap_markers":  # the marker swaps (and their articles) the builder made
+        from ipcausal.builders.ambrqa import marker_allowed
+
+        out += marker_allowed(str(row["x_i"]), str(row["x_j"]))
+    if isinstance(row.get("true_statement"), str) or isinstance(row.get("false_statement"), str):
+        from ipcausal.builders.manifest import belief_allowed  # the two stated beliefs of an echo pair
+
+        out += belief_allowed(row)
     return [a for a in out if a is not None and a != (None, None)]
 
 
@@ -210,8 +220,13 @@ def _power(case: Any, pairs: PairSet) -> tuple[CheckItem, int | None]:
     except ValueError as exc:
         return CheckItem("power", False, f"ipcausal.power cannot size the study: {exc}"), None
     what = f"d_z = {effect:g}" if directed(outcome) else f"P(similarity < {case.tests.m0:g}) = {effect:g}"
+    per = df.assign(_g=[" vs ".join(sorted(g)) for g in zip(df["background_i"], df["background_j"])])["_g"]
+    fewest = int(per.value_counts().min())
+    given = (f"the case's pairs give {fewest} per background pair" if len(groups) == 1 else
+             f"the case's pairs give {fewest} for the background pair with fewest ({len(df)} in all)")
+    short = f"; {res.n - fewest} short of that: a null result of a run on them is weak" if fewest < res.n else ""
     reason = (f"{res.n} pairs per background pair for power {_TARGET_POWER:g} at {what} "
-              f"(alpha = {res.alpha:g} / {n_tests}); the case's pairs give {len(df)}")
+              f"(alpha = {res.alpha:g} / {n_tests}); {given}{short}")
     return CheckItem("power", True, reason), res.n
 
 

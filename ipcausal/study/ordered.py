@@ -14,7 +14,7 @@ the Report is the same with or without them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -25,13 +25,26 @@ from ipcausal.stats.permutation import permutation_test
 from ipcausal.study.groups import UNKNOWN_MODEL
 from ipcausal.study.parts import CueEffect, StrataInfo, TrendInfo
 
-__all__ = ["DESIGN_KEYS", "validate_design", "design_parts", "trend_matrix", "trend_rows", "cue_matrix", "strata_rows"]
+__all__ = ["DESIGN_KEYS", "DesignKeywords", "validate_design", "design_parts", "trend_matrix", "trend_rows", "cue_matrix",
+           "strata_rows"]
 
-#: The keywords :func:`ipcausal.test` takes beyond its named parameters.
-DESIGN_KEYS = ("trend", "strata")
+class DesignKeywords(TypedDict, total=False):
+    """The design keywords of :func:`ipcausal.test` (``**design: Unpack[DesignKeywords]``, PEP 692).
+
+    ``trend``: the levels of an ordered background, in order; ``strata``: the column naming each
+    pair's cue.  Typed keywords rather than two more named parameters, so that ``test`` stays
+    within the house's 12 parameters; any other keyword is a ``TypeError`` (:func:`validate_design`).
+    """
+
+    trend: Sequence[str]
+    strata: str
 
 
-def validate_design(ps: PairSet, design: dict[str, Any]) -> tuple[tuple[str, ...] | None, str | None]:
+#: The keywords :func:`ipcausal.test` takes beyond its named parameters (the keys of :class:`DesignKeywords`).
+DESIGN_KEYS = tuple(DesignKeywords.__annotations__)
+
+
+def validate_design(ps: PairSet, design: Any) -> tuple[tuple[str, ...] | None, str | None]:
     """``(trend levels, strata column)`` from the extra keywords of :func:`ipcausal.test`, checked."""
     unknown = sorted(set(design) - set(DESIGN_KEYS))
     if unknown:
@@ -68,10 +81,11 @@ def _frame(ps: PairSet, extra: Sequence[str]) -> Any:
     return df
 
 
-def trend_matrix(df: Any, levels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+def trend_matrix(df: Any, levels: Sequence[str], *, complete_only: bool = False) -> tuple[np.ndarray, list[str]]:
     """``y`` (prompts × levels) and the prompt ids: each prompt's score under each level, first seen.
 
-    Every prompt must have a score under every level (a ``ValueError`` names those that lack one).
+    Every prompt must have a score under every level: a ``ValueError`` names those that lack
+    one, or, with ``complete_only``, those prompts are left out (the caller counts them).
     """
     cells: dict[tuple[str, str], float] = {}
     for side in ("i", "j"):
@@ -79,28 +93,43 @@ def trend_matrix(df: Any, levels: Sequence[str]) -> tuple[np.ndarray, list[str]]
             cells.setdefault((p, b), float(s))
     prompts = sorted({p for p, b in cells if b in levels})
     lacking = [(p, b) for p in prompts for b in levels if (p, b) not in cells]
-    if lacking:
+    if lacking and complete_only:
+        short = {p for p, _ in lacking}
+        prompts = [p for p in prompts if p not in short]
+    elif lacking:
         shown = ", ".join(f"{p!r} lacks {b!r}" for p, b in lacking[:5])
         raise ValueError(f"`trend`: every prompt needs a score under every level; {len(lacking)} missing ({shown})")
-    y = np.array([[cells[(p, b)] for b in levels] for p in prompts], dtype=np.float64)
+    y = np.array([[cells[(p, b)] for b in levels] for p in prompts], dtype=np.float64).reshape(len(prompts),
+                                                                                           len(levels))
     return y, prompts
 
 
 def trend_rows(ps: PairSet, levels: Sequence[str], st: Any, gen: np.random.Generator) -> tuple[TrendInfo, ...]:
-    """One :class:`TrendInfo` per model: :func:`trend_test` on :func:`trend_matrix`."""
+    """One :class:`TrendInfo` per model: :func:`trend_test` on :func:`trend_matrix`.
+
+    A prompt without a score under some level (a response that failed or could not be scored)
+    is left out of ``y`` and counted in ``n_incomplete``: under the null the levels do not change
+    the responses, so which prompts are complete does not depend on the levels, and the
+    complete prompts' rows are still exchangeable.
+    """
     df = _frame(ps, ())
     alternative = st.alternative if st.alternative in ("greater", "less") else "two-sided"
     out = []
     for model in sorted(df["model"].unique()):
-        y, prompts = trend_matrix(df[df["model"] == model], levels)
-        if not prompts:
-            raise ValueError(f"`trend`: model {model!r} has no prompt with the levels {list(levels)}")
+        sub = df[df["model"] == model]
+        y, prompts = trend_matrix(sub, levels, complete_only=True)
+        seen = {str(p) for p, b1, b2 in zip(sub["prompt_id"], sub["background_i"].astype(str),
+                                           sub["background_j"].astype(str)) if b1 in levels or b2 in levels}
+        if len(prompts) < 2:
+            raise ValueError(f"`trend`: model {model!r} has {len(prompts)} prompt(s) with a score under every "
+                             f"level {list(levels)} ({len(seen) - len(prompts)} incomplete); the test needs >= 2")
         method = st.method if st.method in ("exact", "monte-carlo") else "auto"
         r = trend_test(y, alternative=alternative, method=method, n_resamples=st.n_resamples, rng=gen.spawn(1)[0])
         out.append(TrendInfo(model=str(model), levels=tuple(levels), statistic=r.statistic, pvalue=r.pvalue,
                              slope=r.slope, level_means=tuple(r.level_means), n_prompts=len(prompts),
                              method=r.method, n_resamples=r.n_resamples, alternative=r.alternative,
-                             null_hypothesis=r.null_hypothesis, reject=bool(r.pvalue <= st.alpha)))
+                             null_hypothesis=r.null_hypothesis, reject=bool(r.pvalue <= st.alpha),
+                             n_incomplete=len(seen) - len(prompts)))
     return tuple(out)
 
 

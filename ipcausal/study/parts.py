@@ -144,7 +144,8 @@ class TrendInfo(Result):
     level (in ``levels``' order, scores 1..k): ``statistic`` T, ``pvalue``, ``slope`` (the mean
     within-prompt slope per level step), ``level_means``, ``n_prompts``, ``method``,
     ``n_resamples``, ``null_hypothesis``, ``reject`` at the Report's α (the trend row is one test
-    of its own, outside the pairwise family).
+    of its own, outside the pairwise family); ``n_incomplete``: prompts left out because they
+    lack a score under some level.
 
     Examples
     --------
@@ -167,6 +168,7 @@ class TrendInfo(Result):
     alternative: str
     null_hypothesis: str
     reject: bool
+    n_incomplete: int = 0
 
 
 @dataclass(frozen=True)

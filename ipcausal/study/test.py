@@ -14,7 +14,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
-from ipcausal.study.ordered import design_parts, validate_design
+from ipcausal.study.ordered import DesignKeywords, design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning",
@@ -301,7 +301,7 @@ def test(
     cluster: str | None = None,
     order: Any = None,
     margin: float | None = None,
-    **design: Any,
+    **design: Unpack[DesignKeywords],
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -355,13 +355,16 @@ def test(
     order : list of str, optional
         The backgrounds in order: every group is oriented earlier → later, so
         Δ = score(later) − score(earlier) whatever the storage.
-    **design
-        Only ``trend`` (list of str: the levels of an ordered background in order; adds
-        ``Report.trend``, :func:`ipcausal.stats.trend_test` on one row per ``prompt_id`` and one
-        column per level) and ``strata`` (a column naming each pair's cue; adds
-        ``Report.strata``: the effect per cue, the pooled test stratified by cue and, where each
-        prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`); see
-        :mod:`ipcausal.study.ordered`.
+    trend : list of str, optional (keyword, :class:`~ipcausal.study.ordered.DesignKeywords`)
+        The levels of an ordered background, in order: adds ``Report.trend``,
+        :func:`ipcausal.stats.trend_test` (null: each prompt's responses are exchangeable across
+        the levels; unit: the prompt) on one row per ``prompt_id`` and one column per level.
+    strata : str, optional (keyword, :class:`~ipcausal.study.ordered.DesignKeywords`)
+        A column naming each pair's cue (e.g. ``cue_kind``): adds ``Report.strata``, the effect
+        per cue, the pooled test stratified by cue and, where each prompt carries every cue once,
+        :func:`ipcausal.stats.heterogeneity_test` of "the cue does not matter"; see
+        :mod:`ipcausal.study.ordered`.  Any keyword other than ``trend`` and ``strata`` is a
+        ``TypeError``.
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when

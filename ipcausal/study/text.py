@@ -167,7 +167,8 @@ def format_text(report: Any) -> str:
 def trend_line(t: Any) -> str:
     """The trend row of one model (a :class:`~ipcausal.study.parts.TrendInfo`) in words."""
     means = ", ".join(f"{lv}={m:.4g}" for lv, m in zip(t.levels, t.level_means))
-    return (f"trend across {' < '.join(t.levels)} (prompt labels permuted, {t.method}, {t.n_prompts} prompts): "
+    left = f"; {t.n_incomplete} incomplete left out" if getattr(t, "n_incomplete", 0) else ""
+    return (f"trend across {' < '.join(t.levels)} (prompt labels permuted, {t.method}, {t.n_prompts} prompts{left}): "
             f"slope = {t.slope:.4g} per level, p = {format_p(t.pvalue)} (means: {means})")
 
 

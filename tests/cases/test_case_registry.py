@@ -46,10 +46,10 @@ def _toy(name="toy"):
 
 def test_builtins_are_cases_in_order(plugins):
     cases = registry.list_cases()
-    assert [c.name for c in cases] == ["culture", "education", "echo", "age"]
+    assert [c.name for c in cases] == ["culture", "education", "echo", "learner", "age"]
     assert all(isinstance(c, Case) and c.origin == "built-in" for c in cases)
-    assert [c.stance for c in cases] == ["desired", "unethical", "mixed", "desired"]
-    assert [c.outcome.name for c in cases] == ["similarity", "interval", "interval", "interval"]
+    assert [c.stance for c in cases] == ["desired", "unethical", "mixed", "unethical", "desired"]
+    assert [c.outcome.name for c in cases] == ["similarity", "interval", "interval", "interval", "interval"]
     edu = registry.get_case("education")
     assert edu.source(given=False).limit == 20 and edu.source(given=True).max_tokens == 640
     assert edu.scorer_for(given=False).options["rater"].target_words == (60, 110)
@@ -61,7 +61,7 @@ def test_a_plugin_is_registered_with_its_distribution(plugins):
     plugins.append(_EP("toy", "toy:CASE", "toy-dist", obj=_toy()))
     c = registry.get_case("toy")
     assert c.origin == "toy-dist" and c.title == "Toy"
-    assert [x.name for x in registry.list_cases()] == ["culture", "education", "echo", "age", "toy"]
+    assert [x.name for x in registry.list_cases()] == ["culture", "education", "echo", "learner", "age", "toy"]
 
 
 def test_a_name_claimed_twice_names_both(plugins):
@@ -81,7 +81,7 @@ def test_a_failing_plugin_is_reported_and_skipped(plugins):
     plugins.append(_EP("toy", "toy:CASE", "toy-dist", obj=_toy()))
     with pytest.warns(registry.CasePluginWarning, match="case plugin 'bad'.*bad-dist.*failed to import"):
         names = [c.name for c in registry.list_cases()]
-    assert names == ["culture", "education", "echo", "age", "toy"]
+    assert names == ["culture", "education", "echo", "learner", "age", "toy"]
     problems = registry.plugin_problems()
     assert len(problems) == 2 and "'odd'" in problems[1] and "not an ipcausal.cases.Case" in problems[1]
 

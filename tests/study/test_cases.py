@@ -138,3 +138,18 @@ def test_run_case_with_judges_all_cases(tmp_path):
     assert main(["report", str(tmp_path / "edu"), "-o", str(tmp_path / "r.md")]) == 0
     md = (tmp_path / "r.md").read_text()
     assert "aae vs esl" in md and edu.title in md  # rendered from the folder's report.json, title kept
+
+
+def test_a_case_cue_column_is_used_when_the_pairs_have_it() -> None:
+    from ipcausal.cases import get_case
+    from ipcausal.study.cases import case_test_options
+
+    culture = get_case("culture")
+    demo = culture.demo.load(0, 5)
+    assert culture.tests.strata == "cue_kind" and "cue_kind" in demo
+    options, note = case_test_options(culture, demo)
+    assert options["strata"] == "cue_kind" and note is None
+    bare = ipcausal.PairSet.from_frame(demo.to_frame().drop(columns=["cue_kind"]))
+    options, note = case_test_options(culture, bare)
+    assert "strata" not in options and note == ("not run: the pairs have no `cue_kind` column (build them again to "
+                                                "record it)")

@@ -118,12 +118,30 @@ def test_bad_design_keywords(kwargs, exc, match) -> None:
         ipcausal.test(ps, **kwargs)
 
 
-def test_a_level_missing_for_some_prompt() -> None:
-    ps, _ = _ordered()
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_prompt_missing_a_level_is_left_out_and_counted() -> None:
+    ps, y = _ordered(n=7)
     frame = ps.to_frame()
     keep = ~((frame["prompt_id"] == "p03") & ((frame["background_i"] == "esl_heavy") | (frame["background_j"] == "esl_heavy")))
-    with pytest.raises(ValueError, match=r"`trend`: every prompt needs a score under every level; 1 missing \('p03' lacks 'esl_heavy'\)"):
-        ipcausal.test(PairSet(frame[keep]), trend=LEVELS)
+    (t,) = ipcausal.test(PairSet(frame[keep]), trend=LEVELS, method="exact", rng=0).trend
+    ref = trend_test(np.delete(y, 3, axis=0), method="exact")  # the complete prompts' rows only
+    assert (t.n_prompts, t.n_incomplete) == (6, 1)
+    assert t.statistic == pytest.approx(ref.statistic) and t.pvalue == pytest.approx(ref.pvalue)
+    from ipcausal.study.text import trend_line
+
+    assert "6 prompts; 1 incomplete left out" in trend_line(t)
+
+
+def test_too_few_complete_prompts_is_an_error() -> None:
+    # every pairwise group has 3 pairs, but only p0 has a score under all three levels
+    plan = {"p0": [(0, 1), (0, 2), (1, 2)], "p1": [(1, 2)], "p2": [(1, 2)], "p3": [(0, 2)], "p4": [(0, 2)],
+            "p5": [(0, 1)], "p6": [(0, 1)]}
+    recs = [{"pair_id": f"{p}:{a}{b}", "prompt_id": p, "background_i": LEVELS[a], "background_j": LEVELS[b],
+             "x_i": "q", "x_j": "q", "score_i": 1.0 + k, "score_j": 2.0 + a} for p, ab in plan.items()
+            for k, (a, b) in enumerate(ab)]
+    with pytest.raises(ValueError, match=r"`trend`: model .* has 1 prompt\(s\) with a score under every level .*"
+                                         r"\(6 incomplete\); the test needs >= 2"):
+        ipcausal.test(PairSet.from_records(recs), trend=LEVELS)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
