@@ -31,12 +31,14 @@ def register(sub: Any) -> None:
     p.add_argument("pairs", metavar="PAIRS", help="a PairSet file (e.g. made by `ipcausal build`)")
     p.add_argument("--mitigation", required=True, choices=KINDS,
                    help="markers: British markers to American; dialect: recorded AAE/ESL edits undone; "
-                        "strip: belief prefix and [background] tags removed; instruct: a system instruction")
+                        "strip: belief prefix and [background] tags removed; instruct: a system instruction; "
+                        "rewrite: an LLM (--rewriter-backend) restates each prompt in Standard American English")
     p.add_argument("--instruction", help="the system instruction of --mitigation instruct (default: the built-in one)")
     p.add_argument("--scorer", required=True, choices=[s for s in SCORERS if s not in SIMILARITY_SCORERS],
                    help="an interval scorer of `ipcausal score`")
     add_backend(p, default="local")
     add_backend(p, prefix="judge-", what="LLM judge of the essay scorer")
+    add_backend(p, prefix="rewriter-", what="LLM that rewrites each prompt (--mitigation rewrite)")
     p.add_argument("--max-tokens", type=positive_int, default=256, help="generation limit (default 256)")
     p.add_argument("--margin", type=positive_float, metavar="EPS",
                    help="equivalence margin: 'removed' only when the effect with the mitigation is shown within ±EPS")
@@ -61,8 +63,12 @@ def main(args: argparse.Namespace) -> int:
         raise CliError(f"PAIRS: {args.pairs} is not a file")
     if args.instruction is not None and args.mitigation != "instruct":
         raise CliError("--instruction is an option of --mitigation instruct")
+    if (args.mitigation == "rewrite") != (args.rewriter_backend is not None):
+        raise CliError("--mitigation rewrite needs --rewriter-backend (the model that rewrites), and "
+                       "--rewriter-backend applies to it only")
     pairs = PairSet.read(args.pairs)
-    mitigation = Mitigation(args.mitigation, instruction=args.instruction)
+    rewriter = make_backend(args, prefix="rewriter-")
+    mitigation = Mitigation(args.mitigation, instruction=args.instruction, rewriter=rewriter)
     judge = make_backend(args, prefix="judge-")
     backend = make_backend(args)
     out.mkdir(parents=True, exist_ok=True)

@@ -34,4 +34,4 @@ AUDIT_BATCH_SIZE = 32
 
 #: The kinds of :class:`ipcausal.study.mitigation.Mitigation` (here, so the command line lists them
 #: without loading pandas).
-MITIGATION_KINDS: tuple[str, ...] = ("markers", "dialect", "strip", "instruct")
+MITIGATION_KINDS: tuple[str, ...] = ("markers", "dialect", "strip", "instruct", "rewrite")

@@ -9,6 +9,10 @@ kind            what it does
 ``dialect``     the recorded AAE/ESL edits undone (``edits_i``/``edits_j``); not LLM rewrites (no record)
 ``strip``       stated cues removed: the belief prefix of the echo case, ``[background]`` tags
 ``instruct``    a system instruction asking the model to answer everyone alike (texts unchanged)
+``rewrite``     an LLM (``rewriter``) restates each prompt in plain Standard American English
+                (:func:`~ipcausal.interventions.rewrite.rewrite_default`: numbers, options, names kept,
+                retried, a rejected rewrite leaves the text as it was and says why); the part that
+                carries the cue (``prompt_i``/``prompt_j`` where the pairs record it) is rewritten
 ==============  =======================================================================================
 
 The rewrite is checked: :func:`~ipcausal.interventions.check_pair` between the original and the
@@ -25,6 +29,7 @@ zero within ``margin`` (TOST of :func:`ipcausal.test`) — never from a non-reje
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,10 +56,13 @@ class Mitigation:
 
     Parameters
     ----------
-    kind : {"markers", "dialect", "strip", "instruct"}
+    kind : {"markers", "dialect", "strip", "instruct", "rewrite"}
         The transform (module docstring).
     instruction : str, optional
         The system instruction of ``"instruct"`` (default :data:`DEFAULT_INSTRUCTION`).
+    rewriter : Backend, optional
+        The model that rewrites (``"rewrite"`` only, and required there); its requests go
+        through the run's response cache, so a rerun asks it nothing new.
 
     Examples
     --------
@@ -65,10 +73,19 @@ class Mitigation:
 
     kind: str
     instruction: str | None = None
+    rewriter: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"`kind` must be one of {KINDS}, got {self.kind!r}")
+        if (self.kind == "rewrite") != (self.rewriter is not None):
+            raise ValueError("`rewriter` (a backend) is required by kind 'rewrite' and applies to it only")
+        if self.rewriter is not None:
+            from ipcausal.backends.base import Backend
+
+            if not isinstance(self.rewriter, Backend):
+                raise TypeError("`rewriter` must implement ipcausal.backends.Backend (kind, model, generate), got "
+                                f"{type(self.rewriter).__name__}")
         if self.instruction is not None:
             if self.kind != "instruct":
                 raise ValueError("`instruction` applies to kind 'instruct' only")
@@ -93,12 +110,30 @@ def _mitigation(m: Any) -> Mitigation:
     if isinstance(m, str):
         if m not in KINDS:
             raise ValueError(f"`mitigation` must be one of {KINDS}, got {m!r}")
+        if m == "rewrite":
+            raise ValueError("`mitigation` 'rewrite' needs its rewriting model: pass Mitigation('rewrite', "
+                             "rewriter=backend)")
         return Mitigation(m)
     raise TypeError(f"`mitigation` must be a Mitigation or one of {KINDS}, got {type(m).__name__}")
 
 
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _llm_rewrite(text: str, row: Mapping[str, Any], side: str, rewriter: Any, memo: dict[str, Any]) -> Any:
+    """The ``rewrite`` kind: the cue-carrying part (``prompt_<side>`` where it is inside the text) restated."""
+    from ipcausal.interventions.neutralize import Neutralized
+    from ipcausal.interventions.rewrite import rewrite_default
+
+    part = row.get(f"prompt_{side}")
+    part = str(part) if not _missing(part) and str(part).strip() and str(part) in text else text
+    if part not in memo:  # a prompt shared by several pairs is rewritten once
+        memo[part] = rewrite_default(part, rewriter, rng=0)
+    r = memo[part]
+    if not r.changed:
+        return Neutralized(text, text, undone=r.undone, reason=r.reason)
+    return Neutralized(text.replace(part, r.text), text)
 
 
 def _rewrite(kind: str, text: str, row: Mapping[str, Any], side: str) -> Any:
@@ -118,7 +153,8 @@ def _rewrite(kind: str, text: str, row: Mapping[str, Any], side: str) -> Any:
     return undo_edits(text, edits, source=None if _missing(src) else str(src))
 
 
-def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str) -> tuple[PairSet, pd.DataFrame]:
+def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str, *,
+                     cache: Any = None) -> tuple[PairSet, pd.DataFrame]:
     """Apply ``mitigation`` to both prompts of every pair and check each rewrite.
 
     Parameters
@@ -127,6 +163,8 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str) -> tuple[Pair
         Pairs with ``x_i``/``x_j`` (``"dialect"`` also needs ``edits_i``/``edits_j``).
     mitigation : Mitigation or str
         The countermeasure (or its kind).
+    cache : path or ResponseCache, optional
+        ``"rewrite"`` only: keep the rewriting model's answers in this response cache.
 
     Returns
     -------
@@ -157,6 +195,15 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str) -> tuple[Pair
     df = pairs.to_frame()
     rows = []
     new = {"x_i": [], "x_j": []}
+    memo: dict[str, Any] = {}
+    rewriter, store = m.rewriter, None
+    if rewriter is not None and cache is not None:
+        from ipcausal.backends.cache import CachedBackend, ResponseCache
+
+        if not isinstance(cache, (str, os.PathLike, ResponseCache)):
+            raise TypeError(f"`cache` must be a path, a ResponseCache or None, got {type(cache).__name__}")
+        store = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+        rewriter = CachedBackend(rewriter, store)  # not closed: that would close the caller's backend
     for rec in df.to_dict("records"):
         out = {"pair_id": rec["pair_id"]}
         reasons, ok = [], True
@@ -166,7 +213,7 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str) -> tuple[Pair
                 new[f"x_{side}"].append(x)
                 out[f"changed_{side}"], out[f"problems_{side}"] = False, ""
                 continue
-            r = _rewrite(m.kind, x, rec, side)
+            r = _llm_rewrite(x, rec, side, rewriter, memo) if m.kind == "rewrite" else _rewrite(m.kind, x, rec, side)
             probs = [] if not r.changed else [p.kind for p in check_pair(x, r.text, allowed=r.edits)
                                               if p.kind != "unchanged"]
             if not r.undone:
@@ -177,6 +224,8 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str) -> tuple[Pair
         out["not_undone"] = "; ".join(reasons)
         out["trusted"] = ok
         rows.append(out)
+    if store is not None and store is not cache:
+        store.close()
     checks = pd.DataFrame(rows, columns=["pair_id", "changed_i", "problems_i", "changed_j", "problems_j",
                                          "not_undone", "trusted"])
     df = df.assign(x_i=new["x_i"], x_j=new["x_j"], mitigation=m.name)
@@ -378,7 +427,7 @@ def evaluate_mitigation(
         raise ValueError(f"`cluster` names no column of `pairs`: {cluster!r}")
     opts.setdefault("progress", False)
     cache = ResponseCache(":memory:") if cache is None else cache
-    mitigated, checks = apply_mitigation(pairs, m)
+    mitigated, checks = apply_mitigation(pairs, m, cache=cache)
     if len(mitigated) == 0:
         raise ValueError(f"`mitigation` {m.name!r}: every pair failed the rewrite check; nothing to compare")
     gen = as_generator(rng)
