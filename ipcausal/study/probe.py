@@ -10,8 +10,9 @@ and left out of the test; requests that fail are counted apart.  The statistics 
 1/|B| (one-sided "greater" by default: *can* it infer better than chance?) and the exact
 (Clopper–Pearson) interval of its accuracy.
 
-A model that can infer the background but does not use it (the study finds no IP) can still
-be pushed into IP; one that cannot infer it cannot personalize on it from these prompts.
+A model shown to infer the background with no IP shown can still be pushed into IP.  A probe
+that does not reject is not evidence that the model cannot infer it, and the probe measures
+*naming* the background when asked: a model can use a cue it does not name.
 
 Every probe prompt starts with :data:`PROBE_MARKER` and lays the message and the options out
 in a fixed format (:func:`probe_prompt`); :func:`read_probe_prompt` reads it back, which is
