@@ -26,12 +26,14 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ipcausal.study.benchprobe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
+
 __all__ = ["BenchReport", "BenchCell", "CellGroup", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
-           "COMPARISON_COLUMNS"]
+           "COMPARISON_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
 
 SCHEMA = "ipcausal.bench/1"
 BENCH_COLUMNS = ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-                 "reject", "equivalence", "alignment", "calls", "cost")
+                 "reject", "equivalence", "alignment", "calls", "cost") + PROBE_COLUMNS
 COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "pvalue",
                       "pvalue_adjusted", "pvalue_holm")
 
@@ -76,6 +78,7 @@ class BenchCell:
     sent: int | None = None
     cost: float | None = None
     error: str | None = None
+    probe: CellProbe | None = None  # the background probe and the 2 x 2 reading (``[settings] probe = true``)
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,8 @@ class BenchReport:
             c["groups"] = tuple(CellGroup(**{k: (_num(v) if k in ("effect", "ci_low", "ci_high", "pvalue",
                                                                    "pvalue_adjusted") else v)
                                              for k, v in g.items()}) for g in c.get("groups", ()))
+            if c.get("probe") is not None:  # files written before the probe column have none
+                c["probe"] = CellProbe.from_dict(c["probe"])
             cells.append(BenchCell(**{f.name: c[f.name] for f in fields(BenchCell) if f.name in c}))
         comps = tuple(BenchComparison(**{k: (_num(v) if k not in ("case", "group", "model_a", "model_b", "n")
                                              else v) for k, v in x.items()}) for x in d.get("comparisons", ()))
@@ -179,7 +184,7 @@ class BenchReport:
         for c in self.cells:
             base = {"model": c.model, "case": c.case, "alignment": c.alignment or (c.status if c.status != "ok"
                                                                                    else None),
-                    "calls": c.calls, "cost": c.cost}
+                    "calls": c.calls, "cost": c.cost, **(c.probe.row() if c.probe is not None else {})}
             if not c.groups:
                 out.append({**dict.fromkeys(BENCH_COLUMNS), **base})
             for g in c.groups:
