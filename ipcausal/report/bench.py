@@ -120,7 +120,7 @@ def _probe_cell(report: BenchReport, model: str, case: str) -> tuple[str, str]:
     except KeyError:
         return "—", ""
     if p is None:
-        return "—", ""
+        return "not probed", ""
     if p.error:
         return "probe failed", p.error
     failed = f", {p.failed} failed" if p.failed else ""
