@@ -20,6 +20,10 @@ stated ``effect`` over the case's backgrounds (the k-th background shifts the an
 ``effect · k``).  The bench tells it each prompt's background (a tag the simulator reads and that
 leaves the prompt's meaning unchanged) and scores its ``"Answer: <v>"`` replies by the number
 ``v``, so a dry run works on any case with an interval outcome, offline, in seconds.
+
+With ``[settings] probe = true`` (or a case's ``probe = true``) each cell is also probed after its
+run — can the model name each prompt's background? — and gets the "can infer / does use" reading
+(:mod:`ipcausal.study.benchprobe`; a simulated model's ``probe_accuracy`` states how often it is right).
 """
 
 from __future__ import annotations
