@@ -123,9 +123,9 @@ def _probe_cell(report: BenchReport, model: str, case: str) -> tuple[str, str]:
         return "not probed", ""
     if p.error:
         return "probe failed", p.error
-    failed = f", {p.failed} failed" if p.failed else ""
-    return p.reading or "—", f"accuracy {_f(p.accuracy, 2)} vs chance {_f(p.chance, 2)}, p {_f(p.pvalue, 2)}, n {p.n}" \
-                             f"{failed}"
+    failed = (f", {p.failed} failed" if p.failed else "") + (f", {p.unparseable} unparseable" if p.unparseable else "")
+    detail = f"accuracy {_f(p.accuracy, 2)} vs chance {_f(p.chance, 2)}, p {_f(p.pvalue, 2)}, n {p.n}{failed}"
+    return p.reading or "no probe answer", detail
 
 
 def _probe_markdown(report: BenchReport) -> list[str]:

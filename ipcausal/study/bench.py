@@ -368,7 +368,8 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
             scored[(m.name, cell.case)] = pairs if cell.status == "ok" else None
     comparisons, notes = _comparisons(spec, scored)
     settings = {"alpha": spec.alpha, "seed": spec.seed, "correction": spec.correction, "cost estimate": estimate,
-                **({"probe": {c.name: spec.probes(c) for c in spec.cases}} if any(map(spec.probes, spec.cases)) else {}),
+                **({"probe": {c.name: spec.probes(c) for c in spec.cases}}
+                   if any(map(spec.probes, spec.cases)) else {}),
                 "models": {m.name: {"backend": m.backend, "model": m.model, **({"effect": m.effect}
                                                                               if m.backend == "simulated" else {}),
                                    **({"probe_accuracy": m.probe_accuracy} if m.probe_accuracy is not None else {})}

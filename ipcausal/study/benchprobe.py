@@ -92,7 +92,9 @@ class CellProbe:
     of the accuracy at ``confidence_level``.  ``calls``: the probe's requests (one per distinct
     prompt); ``sent``: those this run got from the model (0 when all came from the cache).
     ``can_infer`` (``pvalue <= alpha``), ``does_use`` (a background pair of the cell rejected) and
-    ``reading`` (:func:`reading`).  A probe that raised keeps its ``error`` and no reading.
+    ``reading`` (:func:`reading`).  A probe that raised keeps its ``error`` and no reading; one
+    with no answered prompt (``n`` = 0: every answer failed or was unparseable) has no test
+    (``can_infer`` and ``reading`` are ``None``).
     """
 
     correct: int
@@ -183,10 +185,12 @@ def probe_cell(cell: Any, pairs: Any, backend: Any, *, backgrounds: Any, alpha: 
         return replace(cell, probe=CellProbe(0, 0, 0, 0, nan, nan, nan, nan, nan, alpha=alpha, does_use=does_use,
                                              error=f"{type(exc).__name__}: {exc}"))
     after = _stored(cache)
-    can_infer = bool(res.n > 0 and res.pvalue <= alpha)
+    # no answered prompt: no test, no reading (``n`` 0 and the failed or unparseable counts say why)
+    can_infer = bool(res.pvalue <= alpha) if res.n > 0 else None
     p = CellProbe(int(res.correct), int(res.n), int(res.unparseable), int(res.failed), float(res.accuracy),
                   float(res.chance), float(res.pvalue), float(res.ci_low), float(res.ci_high),
-                  float(res.confidence_level), alpha, can_infer, does_use, reading(can_infer, does_use),
+                  float(res.confidence_level), alpha, can_infer, does_use,
+                  None if can_infer is None else reading(can_infer, does_use),
                   int(res.n + res.unparseable + res.failed), None if before is None else after - before)
     return replace(cell, probe=p)
 
@@ -198,5 +202,5 @@ def probe_text(p: Any) -> str:
     if p.error:
         return f"probe failed: {p.error}"
     acc = "—" if math.isnan(p.accuracy) else f"{p.accuracy:.2f}"
-    tail = f", {p.failed} failed" if p.failed else ""
-    return f"{p.reading} (probe accuracy {acc} vs chance {p.chance:.2f}, p {p.pvalue:.2g}, n {p.n}{tail})"
+    tail = (f", {p.failed} failed" if p.failed else "") + (f", {p.unparseable} unparseable" if p.unparseable else "")
+    return f"{p.reading or 'no probe answer'} (probe accuracy {acc} vs chance {p.chance:.2f}, p {p.pvalue:.2g}, n {p.n}{tail})"

@@ -4,14 +4,16 @@ A bench of m models × c cases has one :class:`BenchCell` per (model, case): whe
 and Report are, one :class:`CellGroup` row per background pair (effect, interval, p, adjusted p,
 verdicts), the cell's value-alignment verdict with its reason, its calls and cost, the
 background probe with the "can infer / does use" reading when the bench probed
-(:class:`~ipcausal.study.benchprobe.CellProbe`) — or, for a cell that failed, the error.  :class:`BenchComparison` rows compare the models per case and background
+(:class:`~ipcausal.study.benchprobe.CellProbe`) — or, for a cell that failed, the error.
+:class:`BenchComparison` rows compare the models per case and background
 pair on the pairs every model answered (:func:`ipcausal.study.compare.compare_runs`): the pair's
 own sign-flip p, the Westfall–Young step-down adjusted p, and the Holm-adjusted pair p (valid for
 each "mean D = 0" claim when the models' spreads differ, where the step-down's pair claims can
 over-reject).
 
 ``bench.json`` carries :data:`SCHEMA` ("ipcausal.bench/1"); :meth:`BenchReport.read` refuses
-another (a file written before the probe existed reads with ``probe = None``).  :meth:`BenchReport.write_csv` writes ``bench.csv`` (:data:`BENCH_COLUMNS`) and
+another (a file written before the probe existed reads with ``probe = None``).
+:meth:`BenchReport.write_csv` writes ``bench.csv`` (:data:`BENCH_COLUMNS`) and
 ``comparisons.csv`` (:data:`COMPARISON_COLUMNS`).  This module imports only the standard library,
 so the renderers of :mod:`ipcausal.report` can read it.
 """

@@ -39,9 +39,9 @@ __all__ = ["BenchSpec", "ModelSpec", "CaseSpec", "read_spec", "BACKENDS"]
 BACKENDS: tuple[str, ...] = ("simulated", "local", "openai", "vllm")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_KEYS = {"name", "backend", "effect", "noise", "seed", "model", "base_url", "api_key_env", "price_input",
-               "price_output", "concurrency", "latency", "probe_accuracy", *("tensor_parallel_size", "pipeline_parallel_size",
-                                                            "data_parallel_size", "distributed_executor_backend",
-                                                            "tokenizer")}
+               "price_output", "concurrency", "latency", "probe_accuracy",
+               *("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+                 "distributed_executor_backend", "tokenizer")}
 #: The ``vllm`` keys passed through to :class:`~ipcausal.backends.vllm_backend.VLLMBackend` (vLLM's engine).
 VLLM_KEYS: tuple[str, ...] = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                               "distributed_executor_backend", "tokenizer")

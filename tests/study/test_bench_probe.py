@@ -95,7 +95,8 @@ def test_bench_json_round_trip_and_csv_columns(done):
     assert BENCH_COLUMNS[:14] == ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue",
                                   "pvalue_adjusted", "reject", "equivalence", "alignment", "calls", "cost")
     edu = csv[csv["case"] == "education"]
-    assert dict(zip(edu["model"], edu["reading"])) == {**WANT, "seventy": rep.cell("seventy", "education").probe.reading}
+    seventy = rep.cell("seventy", "education").probe.reading
+    assert dict(zip(edu["model"], edu["reading"])) == {**WANT, "seventy": seventy}
     row = edu[edu["model"] == "infers-uses"].iloc[0]
     assert (row["probe_n"], row["probe_accuracy"], bool(row["can_infer"])) == (36, 1.0, True)
     assert csv[csv["case"] == "echo"]["reading"].isna().all()  # not probed: empty
@@ -144,7 +145,8 @@ def test_the_probe_off_by_default():
 
 
 BAD = [
-    ({"name": "m", "backend": "simulated", "probe_accuracy": 1.5}, r"`models\[0\].probe_accuracy` must be a probability"),
+    ({"name": "m", "backend": "simulated", "probe_accuracy": 1.5},
+     r"`models\[0\].probe_accuracy` must be a probability in \[0, 1\], got 1.5"),
     ({"name": "m", "backend": "simulated", "probe_accuracy": -0.1}, r"`models\[0\].probe_accuracy` must be a number"),
     ({"name": "m", "backend": "simulated", "probe_accuracy": "high"}, r"`models\[0\].probe_accuracy` must be a num"),
     ({"name": "m", "backend": "openai", "probe_accuracy": 0.5},
@@ -194,3 +196,34 @@ def test_on_ray_the_probe_is_the_same(tmp_path, monkeypatch):
     assert (tmp_path / "ray" / "bench.csv").read_text() == (tmp_path / "here" / "bench.csv").read_text()
     puts = (tmp_path / "ray" / "cache" / "infers-uses.puts").read_text().split()
     assert len(puts) == len(set(puts)) == there.cells[0].sent + there.cells[0].probe.sent  # each asked once
+
+
+def test_a_probe_whose_requests_fail_keeps_the_cell_and_is_retried(tmp_path, monkeypatch, capsys):
+    from ipcausal.backends.base import BackendError
+    from ipcausal.cli import main
+
+    orig = SimulatedModel.generate
+
+    def down_for_probes(sim, requests):
+        if any("[background probe]" in r.messages[-1]["content"] for r in requests):
+            raise BackendError("probe outage")
+        return orig(sim, requests)
+
+    monkeypatch.setattr(SimulatedModel, "generate", down_for_probes)
+    spec = {**SPEC, "models": MODELS[:1], "cases": SPEC["cases"][:1]}
+    rep = bench(spec, out=tmp_path, progress=False)
+    cell = rep.cell("infers-uses", "education")
+    assert cell.status == "ok" and any(g.reject for g in cell.groups)  # the cell's own results stand
+    p = cell.probe
+    assert (p.n, p.failed, p.can_infer, p.reading, p.does_use) == (0, 3 * LIMIT, None, None, True)
+    toml = tmp_path / "b.toml"
+    toml.write_text('[settings]\nprobe = true\n[[models]]\nname = "infers-uses"\nbackend = "simulated"\n'
+                    f'effect = 2.0\nprobe_accuracy = 1.0\n[[cases]]\nname = "education"\nlimit = {LIMIT}\n')
+    assert main(["bench", str(toml), "-o", str(tmp_path), "--no-progress"]) == 3
+    cap = capsys.readouterr()
+    assert "the probe of 1 cell(s) did not finish" in cap.err and "no probe answer" in cap.out
+    monkeypatch.undo()  # the model answers again: the rerun asks only the probe
+    count = Counter(monkeypatch)
+    assert main(["bench", str(toml), "-o", str(tmp_path), "--no-progress"]) == 0
+    assert count.sent == count.probes == 3 * LIMIT
+    assert BenchReport.read(tmp_path).cell("infers-uses", "education").probe.reading == "infers and uses"
