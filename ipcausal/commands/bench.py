@@ -37,6 +37,7 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.cli import EXIT_INCOMPLETE, CliError
     from ipcausal.report.bench import write_bench_markdown
     from ipcausal.study.bench import DEFAULT_JOBS, bench
+    from ipcausal.study.benchreport import probe_text
     from ipcausal.study.benchspec import read_spec
 
     out = Path(args.out)
@@ -70,10 +71,16 @@ def main(args: argparse.Namespace) -> int:
     width = max(len(m) for m in report.models)
     for c in report.cells:
         verdict = c.alignment if c.status != "failed" else f"failed: {c.error}"
-        print(f"{c.model:<{width}}  {c.case:<10}  {verdict}")
+        probed = f"  | {probe_text(c.probe)}" if c.probe is not None else ""
+        print(f"{c.model:<{width}}  {c.case:<10}  {verdict}{probed}")
     print(f"table: {md}\nfiles: {out / 'bench.json'}, {out / 'bench.csv'}, {out / 'comparisons.csv'}")
-    if report.failed:
-        print(f"warning: {len(report.failed)} cell(s) did not finish; rerun the same command to retry them "
+    probe_failed = [c for c in report.cells if c.probe is not None and (c.probe.error or c.probe.failed)]
+    if probe_failed:
+        print(f"warning: the probe of {len(probe_failed)} cell(s) did not finish; rerun the same command to retry "
               "(answered requests come from the cache)", file=sys.stderr)
+    if report.failed or probe_failed:
+        if report.failed:
+            print(f"warning: {len(report.failed)} cell(s) did not finish; rerun the same command to retry them "
+                  "(answered requests come from the cache)", file=sys.stderr)
         return EXIT_INCOMPLETE
     return 0

@@ -4,14 +4,18 @@
 background pairs rejected "no effect", a link to the cell's own report), then per case the rows of
 ``bench.csv`` (effect, interval, adjusted p, verdict, n, calls, cost) and the model comparisons
 (difference, interval, p, step-down and Holm adjusted p), and ends with each cell's alignment
-reason in words and the failed cells with their errors.
+reason in words and the failed cells with their errors.  A bench that probed its cells
+(``[settings] probe = true``) gets, after the first table, a second models × cases table: each
+cell's "can infer / does use" reading with the probe's accuracy against chance and its p
+(:mod:`ipcausal.study.benchprobe`), and what each reading means.
 
 ``bench.html`` (:func:`bench_html`) is one self-contained page: the models × cases table as a heat
 map — each cell coloured by its verdict (green aligned, red misaligned, amber inconclusive, grey
 failed) or by its effect (blue below zero, red above, the strongest background pair's effect
 scaled by the largest in the table) — holding, per background pair, the effect, its interval, the
 adjusted p, the verdict and n, then the cell's calls and cost, and a link to the cell's own
-``report.html``; then the model comparisons and each cell's reason in words.
+``report.html``; then the probe's models × cases table (when the bench probed), the model
+comparisons and each cell's reason in words.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.benchreport import BenchReport
+from ipcausal.study.benchreport import READING_MEANINGS, BenchReport
 
 __all__ = ["bench_markdown", "write_bench_markdown", "bench_html", "write_bench_html", "COLOR_BY"]
 
@@ -71,6 +75,7 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
         lines.append(f"| {m} | " + " | ".join(_cell_text(report, m, c) for c in report.cases) + " |")
     lines += ["", f"alpha {s.get('alpha', '—')}, correction {s.get('correction', '—')}, seed {s.get('seed', '—')}. "
               "IP in k/n: background pairs whose test rejected \"no effect\" after the correction.", ""]
+    lines += _probe_markdown(report)
     for case in report.cases:
         lines += [f"## {case}", "", "| model | group | n | effect | 95% CI | p | adjusted p | IP | equivalence | "
                   "calls | cost |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -102,6 +107,42 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
     for note in report.notes:
         lines.append(f"- {note}")
     return "\n".join(lines) + "\n"
+
+
+def _probes(report: BenchReport) -> bool:
+    return any(c.probe is not None for c in report.cells)
+
+
+def _probe_cell(report: BenchReport, model: str, case: str) -> tuple[str, str]:
+    """(reading, "accuracy a vs chance c, p, n") of a cell's probe; "—" where it has none."""
+    try:
+        p = report.cell(model, case).probe
+    except KeyError:
+        return "—", ""
+    if p is None:
+        return "not probed", ""
+    if p.error:
+        return "probe failed", p.error
+    failed = (f", {p.failed} failed" if p.failed else "") + (f", {p.unparseable} unparseable" if p.unparseable else "")
+    detail = f"accuracy {_f(p.accuracy, 2)} vs chance {_f(p.chance, 2)}, p {_f(p.pvalue, 2)}, n {p.n}{failed}"
+    return p.reading or "no probe answer", detail
+
+
+def _probe_markdown(report: BenchReport) -> list[str]:
+    """The "can infer / does use" table of a probed bench (nothing for one without a probe)."""
+    if not _probes(report):
+        return []
+    alpha = report.settings.get("alpha", "—")
+    lines = ["## Can it infer the background; does it use it?", "",
+             "| model | " + " | ".join(report.cases) + " |", "|---|" + "---|" * len(report.cases)]
+    for m in report.models:
+        cells = [_probe_cell(report, m, c) for c in report.cases]
+        lines.append(f"| {m} | " + " | ".join(f"{r} ({d})" if d else r for r, d in cells) + " |")
+    lines += ["", f"Can infer: the background probe names each prompt's background better than chance (exact "
+              f"binomial test, unit: the prompt, at alpha {alpha}). Does use: at least one background pair "
+              "rejected \"no effect\" (adjusted p, same alpha). A test that does not reject shows nothing:", ""]
+    lines += [f"- **{k}**: {v}." for k, v in READING_MEANINGS.items()]
+    return lines + [""]
 
 
 def _write_cell_reports(report: BenchReport, root: Path, name: str) -> None:
@@ -178,6 +219,28 @@ def _cell_html(report: BenchReport, model: str, case: str, color_by: str, scale:
     return f"<td {attrs}>{head}{groups}{tail}</td>"
 
 
+def _probe_html(report: BenchReport) -> list[str]:
+    """The "can infer / does use" table of a probed bench, as HTML (nothing without a probe)."""
+    if not _probes(report):
+        return []
+    parts = [f"<h2>Can it infer the background; does it use it?</h2><p>Can infer: the background probe names "
+             f"each prompt's background better than chance (exact binomial test, unit: the prompt, at alpha "
+             f"{_h(report.settings.get('alpha', '—'))}). Does use: at least one background pair rejected "
+             "&quot;no effect&quot; (adjusted p, same alpha). A test that does not reject shows nothing.</p>",
+             "<table class='probe'><thead><tr><th>model</th>"
+             + "".join(f"<th>{_h(c)}</th>" for c in report.cases) + "</tr></thead><tbody>"]
+    for m in report.models:
+        row = []
+        for c in report.cases:
+            r, d = _probe_cell(report, m, c)
+            row.append(f"<td class='reading' data-model='{_h(m)}' data-case='{_h(c)}'><span class='verdict'>{_h(r)}"
+                       f"</span>" + (f"<div class='grp'>{_h(d)}</div>" if d else "") + "</td>")
+        parts.append(f"<tr><th>{_h(m)}</th>" + "".join(row) + "</tr>")
+    parts.append("</tbody></table><ul class='readings'>"
+                 + "".join(f"<li><b>{_h(k)}</b>: {_h(v)}.</li>" for k, v in READING_MEANINGS.items()) + "</ul>")
+    return parts
+
+
 def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = "verdict") -> str:
     """The HTML page of a bench: the models × cases heat map, each cell linking to its report.
 
@@ -237,6 +300,7 @@ def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = 
         parts.append(f"<tr><th>{_h(m)}</th>" + "".join(_cell_html(report, m, c, color_by, scale)
                                                       for c in report.cases) + "</tr>")
     parts.append("</tbody></table>")
+    parts += _probe_html(report)
     if report.comparisons:
         parts.append("<h2>Model comparisons</h2><p>D = Δ(a) − Δ(b) on the pairs every model answered.</p>"
                      "<table class='comparisons'><thead><tr>" + "".join(

@@ -20,6 +20,10 @@ stated ``effect`` over the case's backgrounds (the k-th background shifts the an
 ``effect · k``).  The bench tells it each prompt's background (a tag the simulator reads and that
 leaves the prompt's meaning unchanged) and scores its ``"Answer: <v>"`` replies by the number
 ``v``, so a dry run works on any case with an interval outcome, offline, in seconds.
+
+With ``[settings] probe = true`` (or a case's ``probe = true``) each cell is also probed after its
+run — can the model name each prompt's background? — and gets the "can infer / does use" reading
+(:mod:`ipcausal.study.benchprobe`; a simulated model's ``probe_accuracy`` states how often it is right).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.benchreport import BenchCell, BenchComparison, BenchReport, CellGroup
+from ipcausal.study.benchreport import BenchCell, BenchComparison, BenchReport, CellGroup, probe_text
 from ipcausal.study.benchspec import BenchSpec, CaseSpec, ModelSpec, read_spec
 
 __all__ = ["bench", "estimate_cost", "DEFAULT_JOBS", "cell_groups", "comparison_rows"]
@@ -59,10 +63,21 @@ class _Tagged:
             b = self._tags.get(msgs[-1]["content"])
             if b is not None:
                 msgs[-1]["content"] = f"[{b}] " + msgs[-1]["content"]
+            else:  # a background probe: tag the message it quotes, so the simulator knows the truth
+                msgs[-1]["content"] = _tag_probe(msgs[-1]["content"], self._tags)
             tagged.append(Request(tuple(msgs), req.config))
         if self._latency:  # a model's wait per request, stated in the bench file
             time.sleep(self._latency * len(tagged))
         return self._sim.generate(tagged)
+
+
+def _tag_probe(prompt: str, tags: dict[str, str]) -> str:
+    from ipcausal.study.probe import PROBE_MARKER, probe_prompt, read_probe_prompt
+
+    read = read_probe_prompt(prompt) if PROBE_MARKER in prompt else None
+    if read is None or read[0] not in tags:
+        return prompt
+    return probe_prompt(f"[{tags[read[0]]}] " + read[0], read[1])
 
 
 def _tags(pairs: Any) -> dict[str, str]:
@@ -136,13 +151,15 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
     case = _cell_case(get_case(cs.name), spec, cs)
     scorer = None
     pairs: Any = cs.source
+    ps: Any = None
     if m.backend == "simulated":
         from ipcausal.scoring import get_scorer
         from ipcausal.testing import SimulatedModel
 
         scorer = get_scorer("essay", rater=SimulatedModel.read)  # the number of "Answer: <v>"
         ps, _, _ = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed)
-        sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed)
+        sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed,
+                             probe_accuracy=m.probe_accuracy)
         backend = _Tagged(sim, _tags(ps), m.latency)
     else:
         if "backend" not in shared:
@@ -159,9 +176,17 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
                      str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason, case.stance,
                      int(c["requested"]), _stored(cache) - before,
                      _cost(folder, m))
+    if spec.probes(cs):  # can it infer the background? (ipcausal.study.benchprobe)
+        from ipcausal.study.benchprobe import probe_cell
+
+        if ps is None:
+            ps = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed)[0]
+        cell = probe_cell(cell, ps, backend, backgrounds=case.backgrounds, alpha=spec.alpha, seed=spec.seed,
+                          cache=cache)
     if progress:
-        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)",
-              file=sys.stderr, flush=True)
+        probed = f"; {probe_text(cell.probe)}" if cell.probe is not None else ""
+        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)"
+              f"{probed}", file=sys.stderr, flush=True)
     return cell, res.pairs
 
 
@@ -343,8 +368,11 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
             scored[(m.name, cell.case)] = pairs if cell.status == "ok" else None
     comparisons, notes = _comparisons(spec, scored)
     settings = {"alpha": spec.alpha, "seed": spec.seed, "correction": spec.correction, "cost estimate": estimate,
+                **({"probe": {c.name: spec.probes(c) for c in spec.cases}}
+                   if any(map(spec.probes, spec.cases)) else {}),
                 "models": {m.name: {"backend": m.backend, "model": m.model, **({"effect": m.effect}
-                                                                              if m.backend == "simulated" else {})}
+                                                                              if m.backend == "simulated" else {}),
+                                   **({"probe_accuracy": m.probe_accuracy} if m.probe_accuracy is not None else {})}
                            for m in spec.models},
                 "cases": {c.name: {"source": c.source, "limit": c.limit, "margin": c.margin} for c in spec.cases}}
     report = BenchReport(tuple(m.name for m in spec.models), tuple(c.name for c in spec.cases), tuple(cells),

@@ -2,15 +2,18 @@
 
 A bench of m models × c cases has one :class:`BenchCell` per (model, case): where its run folder
 and Report are, one :class:`CellGroup` row per background pair (effect, interval, p, adjusted p,
-verdicts), the cell's value-alignment verdict with its reason, its calls and cost — or, for a cell
-that failed, the error.  :class:`BenchComparison` rows compare the models per case and background
+verdicts), the cell's value-alignment verdict with its reason, its calls and cost, the
+background probe with the "can infer / does use" reading when the bench probed
+(:class:`~ipcausal.study.benchprobe.CellProbe`) — or, for a cell that failed, the error.
+:class:`BenchComparison` rows compare the models per case and background
 pair on the pairs every model answered (:func:`ipcausal.study.compare.compare_runs`): the pair's
 own sign-flip p, the Westfall–Young step-down adjusted p, and the Holm-adjusted pair p (valid for
 each "mean D = 0" claim when the models' spreads differ, where the step-down's pair claims can
 over-reject).
 
 ``bench.json`` carries :data:`SCHEMA` ("ipcausal.bench/1"); :meth:`BenchReport.read` refuses
-another.  :meth:`BenchReport.write_csv` writes ``bench.csv`` (:data:`BENCH_COLUMNS`) and
+another (a file written before the probe existed reads with ``probe = None``).
+:meth:`BenchReport.write_csv` writes ``bench.csv`` (:data:`BENCH_COLUMNS`) and
 ``comparisons.csv`` (:data:`COMPARISON_COLUMNS`).  This module imports only the standard library,
 so the renderers of :mod:`ipcausal.report` can read it.
 """
@@ -26,12 +29,14 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ipcausal.study.benchprobe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
+
 __all__ = ["BenchReport", "BenchCell", "CellGroup", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
-           "COMPARISON_COLUMNS"]
+           "COMPARISON_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
 
 SCHEMA = "ipcausal.bench/1"
 BENCH_COLUMNS = ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-                 "reject", "equivalence", "alignment", "calls", "cost")
+                 "reject", "equivalence", "alignment", "calls", "cost") + PROBE_COLUMNS
 COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "pvalue",
                       "pvalue_adjusted", "pvalue_holm")
 
@@ -76,6 +81,7 @@ class BenchCell:
     sent: int | None = None
     cost: float | None = None
     error: str | None = None
+    probe: CellProbe | None = None  # the background probe and the 2 x 2 reading (``[settings] probe = true``)
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,8 @@ class BenchReport:
             c["groups"] = tuple(CellGroup(**{k: (_num(v) if k in ("effect", "ci_low", "ci_high", "pvalue",
                                                                    "pvalue_adjusted") else v)
                                              for k, v in g.items()}) for g in c.get("groups", ()))
+            if c.get("probe") is not None:  # files written before the probe column have none
+                c["probe"] = CellProbe.from_dict(c["probe"])
             cells.append(BenchCell(**{f.name: c[f.name] for f in fields(BenchCell) if f.name in c}))
         comps = tuple(BenchComparison(**{k: (_num(v) if k not in ("case", "group", "model_a", "model_b", "n")
                                              else v) for k, v in x.items()}) for x in d.get("comparisons", ()))
@@ -179,7 +187,7 @@ class BenchReport:
         for c in self.cells:
             base = {"model": c.model, "case": c.case, "alignment": c.alignment or (c.status if c.status != "ok"
                                                                                    else None),
-                    "calls": c.calls, "cost": c.cost}
+                    "calls": c.calls, "cost": c.cost, **(c.probe.row() if c.probe is not None else {})}
             if not c.groups:
                 out.append({**dict.fromkeys(BENCH_COLUMNS), **base})
             for g in c.groups:

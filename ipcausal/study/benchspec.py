@@ -2,17 +2,19 @@
 
 A bench file has three parts::
 
-    [settings]            # optional: alpha, seed, correction (the cells' tests)
+    [settings]            # optional: alpha, seed, correction (the cells' tests), probe
     alpha = 0.05
+    probe = true          # also probe each cell: can the model name the background? (benchprobe)
 
     [[models]]            # one table per model: the label in every table and how to reach it
     name = "effect"
     backend = "simulated" # simulated | local | openai | vllm
     effect = 0.5          # simulated only: the background's known effect
+    probe_accuracy = 0.9  # simulated only: how often it names a probed prompt's background
 
     [[cases]]             # one table per registered case
     name = "echo"
-    limit = 8             # optional: source (a PairSet file), limit, margin
+    limit = 8             # optional: source (a PairSet file), limit, margin, probe (true/false)
 
 Every key is checked before any model is asked: an error names the key as it is written in the
 file (``models[1].backend`` …).  The key of an ``openai`` model is never in the file: ``api_key_env``
@@ -37,14 +39,14 @@ __all__ = ["BenchSpec", "ModelSpec", "CaseSpec", "read_spec", "BACKENDS"]
 BACKENDS: tuple[str, ...] = ("simulated", "local", "openai", "vllm")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_KEYS = {"name", "backend", "effect", "noise", "seed", "model", "base_url", "api_key_env", "price_input",
-               "price_output", "concurrency", "latency", *("tensor_parallel_size", "pipeline_parallel_size",
-                                                            "data_parallel_size", "distributed_executor_backend",
-                                                            "tokenizer")}
+               "price_output", "concurrency", "latency", "probe_accuracy",
+               *("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+                 "distributed_executor_backend", "tokenizer")}
 #: The ``vllm`` keys passed through to :class:`~ipcausal.backends.vllm_backend.VLLMBackend` (vLLM's engine).
 VLLM_KEYS: tuple[str, ...] = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                               "distributed_executor_backend", "tokenizer")
-_CASE_KEYS = {"name", "source", "limit", "margin"}
-_SETTING_KEYS = {"alpha", "seed", "correction"}
+_CASE_KEYS = {"name", "source", "limit", "margin", "probe"}
+_SETTING_KEYS = {"alpha", "seed", "correction", "probe"}
 
 
 def _fail(key: str, what: str, value: Any) -> ValueError:
@@ -79,6 +81,13 @@ def _string(d: Mapping[str, Any], key: str, where: str) -> str | None:
     return v
 
 
+def _flag(d: Mapping[str, Any], key: str, where: str) -> bool | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, bool):
+        raise _fail(f"{where}.{key}", "true or false", v)
+    return v
+
+
 def _table(d: Any, where: str, keys: set[str]) -> Mapping[str, Any]:
     if not isinstance(d, Mapping):
         raise TypeError(f"`{where}` must be a table, got {type(d).__name__}")
@@ -105,6 +114,7 @@ class ModelSpec:
     concurrency: int | None = None
     latency: float = 0.0
     engine: tuple[tuple[str, Any], ...] = ()
+    probe_accuracy: float | None = None  # simulated only: how often it names a probed prompt's background
 
     @classmethod
     def parse(cls, d: Any, where: str) -> ModelSpec:
@@ -115,7 +125,7 @@ class ModelSpec:
         backend = d.get("backend")
         if backend not in BACKENDS:
             raise _fail(f"{where}.backend", "one of " + ", ".join(map(repr, BACKENDS)), backend)
-        sim_only = [k for k in ("effect", "noise", "latency") if k in d and backend != "simulated"]
+        sim_only = [k for k in ("effect", "noise", "latency", "probe_accuracy") if k in d and backend != "simulated"]
         if sim_only:
             raise ValueError(f"`{where}.{sim_only[0]}` is a key of backend = \"simulated\" only")
         if backend == "simulated" and any(k in d for k in ("model", "base_url", "api_key_env")):
@@ -145,21 +155,28 @@ class ModelSpec:
         pin, pout = _number(d, "price_input", where, minimum=0), _number(d, "price_output", where, minimum=0)
         if (pin is None) != (pout is None):
             raise ValueError(f"`{where}.price_input` and `{where}.price_output` go together (per million tokens)")
+        acc = _number(d, "probe_accuracy", where, minimum=0)
+        if acc is not None and acc > 1:
+            raise _fail(f"{where}.probe_accuracy", "a probability in [0, 1]", d["probe_accuracy"])
         return cls(name, backend, _number(d, "effect", where) or 0.0,
                    1.0 if d.get("noise") is None else float(_number(d, "noise", where, minimum=0) or 0.0),
                    _count(d, "seed", where, minimum=0) or 0, _string(d, "model", where), _string(d, "base_url", where),
                    env, pin, pout, _count(d, "concurrency", where),
-                   _number(d, "latency", where, minimum=0) or 0.0, tuple(engine))
+                   _number(d, "latency", where, minimum=0) or 0.0, tuple(engine), probe_accuracy=acc)
 
 
 @dataclass(frozen=True)
 class CaseSpec:
-    """One ``[[cases]]`` table: a registered case, optionally its pairs file, limit and margin."""
+    """One ``[[cases]]`` table: a registered case, optionally its pairs file, limit and margin.
+
+    ``probe``: ``True``/``False`` probes this case's cells or not, whatever ``[settings] probe``
+    says; ``None`` (not in the file): as the settings say."""
 
     name: str
     source: str | None = None
     limit: int | None = None
     margin: float | None = None
+    probe: bool | None = None
 
     @classmethod
     def parse(cls, d: Any, where: str, base: Path) -> CaseSpec:
@@ -179,7 +196,8 @@ class CaseSpec:
             if not path.is_file():
                 raise ValueError(f"`{where}.source`: {str(path)!r} is not a file (a PairSet made by `ipcausal build`)")
             source = str(path)
-        return cls(name, source, _count(d, "limit", where), _number(d, "margin", where, positive=True))
+        return cls(name, source, _count(d, "limit", where), _number(d, "margin", where, positive=True),
+                   _flag(d, "probe", where))
 
 
 @dataclass(frozen=True)
@@ -205,6 +223,11 @@ class BenchSpec:
     seed: int = 0
     correction: str = DEFAULTS["correction"]
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    probe: bool = False  # ``[settings] probe``: probe every cell (a case's ``probe`` overrides it)
+
+    def probes(self, case: CaseSpec) -> bool:
+        """Whether the cells of ``case`` are probed (its own ``probe``, else the settings')."""
+        return self.probe if case.probe is None else case.probe
 
     @classmethod
     def parse(cls, d: Any, base: str | os.PathLike[str] = ".") -> BenchSpec:
@@ -232,7 +255,8 @@ class BenchSpec:
             if dup:
                 raise ValueError(f"`{key}[].name` must be unique, {', '.join(map(repr, dup))} appears twice")
         return cls(ms, cs, DEFAULTS["alpha"] if alpha is None else alpha,
-                   _count(s, "seed", "settings", minimum=0) or 0, correction, dict(d))
+                   _count(s, "seed", "settings", minimum=0) or 0, correction, dict(d),
+                   probe=bool(_flag(s, "probe", "settings")))
 
 
 def read_spec(spec: Any) -> BenchSpec:
