@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,29 +35,46 @@ from ipcausal.stats._validate import ALTERNATIVES, as_generator, choice, open_un
 from ipcausal.stats.binomial import binomial_test
 from ipcausal.stats.results import Result
 
-__all__ = ["probe", "ProbeResult", "probe_prompt", "read_probe_prompt", "parse_choice", "PROBE_MARKER"]
+__all__ = ["probe", "ProbeResult", "probe_prompt", "read_probe_prompt", "parse_choice", "PROBE_MARKER",
+           "BACKGROUND_LABELS"]
 
 #: The first line of every probe prompt (the simulator looks for it).
 PROBE_MARKER = "[background probe]"
 _START, _END = "--- message start ---", "--- message end ---"
 _LETTERS = string.ascii_uppercase
 _OPTION = re.compile(r"^([A-Z])\. (.+)$", re.M)
+#: What an option says beside its background's name, for the built-in cases' backgrounds (a
+#: model asked to choose among "sae", "aae" and "esl" is asked about abbreviations, not
+#: backgrounds); :func:`probe`'s ``labels`` adds to or replaces these.
+BACKGROUND_LABELS: dict[str, str] = {
+    "us": "an American English speaker", "uk": "a British English speaker",
+    "american": "an American English speaker", "british": "a British English speaker",
+    "sae": "a writer of Standard American English", "aae": "a speaker of African American English",
+    "esl": "a learner of English as a second language",
+    "esl_light": "a learner of English who makes a few errors",
+    "esl_heavy": "a learner of English who makes many errors",
+    "true_belief": "someone who holds a true belief about the topic",
+    "false_belief": "someone who holds a false belief about the topic",
+    "young": "a young adult (twenties or thirties)", "old": "an older adult (sixties or seventies)",
+}
 #: The probe's generation settings unless ``config`` is given: greedy, a short answer.
 PROBE_CONFIG = GenerationConfig(max_tokens=16, temperature=0.0, seed=0)
 
 
-def probe_prompt(text: str, options: Sequence[str]) -> str:
+def probe_prompt(text: str, options: Sequence[str], labels: dict[str, str] | None = None) -> str:
     """The probe prompt for the message ``text`` with the lettered ``options`` (in this order).
+
+    An option with a label reads ``"<name> (<label>)"``.
 
     Examples
     --------
-    >>> print(probe_prompt("What colour is the sky?", ["british", "american"]))
+    >>> print(probe_prompt("What colour is the sky?", ["british", "american"], {"british": "from the UK"}))
     [background probe]
     Someone wrote the message below to an assistant. Which of these backgrounds does the writer most likely have?
     --- message start ---
     What colour is the sky?
     --- message end ---
-    A. british
+    A. british (from the UK)
     B. american
     Reply with the letter of one option and nothing else.
     """
@@ -68,7 +85,8 @@ def probe_prompt(text: str, options: Sequence[str]) -> str:
     lines = [PROBE_MARKER,
              "Someone wrote the message below to an assistant. Which of these backgrounds does the writer most "
              "likely have?", _START, text, _END]
-    lines += [f"{_LETTERS[i]}. {o}" for i, o in enumerate(options)]
+    labels = labels or {}
+    lines += [f"{_LETTERS[i]}. {o}" + (f" ({labels[o]})" if labels.get(o) else "") for i, o in enumerate(options)]
     lines.append("Reply with the letter of one option and nothing else.")
     return "\n".join(lines)
 
@@ -76,9 +94,11 @@ def probe_prompt(text: str, options: Sequence[str]) -> str:
 def read_probe_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | None:
     """``(message, options)`` of a prompt made by :func:`probe_prompt`, or ``None`` for any other text.
 
+    The options are the background names, without their labels.
+
     Examples
     --------
-    >>> read_probe_prompt(probe_prompt("Hi", ["a", "b"]))
+    >>> read_probe_prompt(probe_prompt("Hi", ["a", "b"], {"a": "first"}))
     ('Hi', ('a', 'b'))
     >>> read_probe_prompt("Hi") is None
     True
@@ -94,7 +114,7 @@ def read_probe_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | None:
     found = _OPTION.findall(tail)
     if len(found) < 2 or [a for a, _ in found] != list(_LETTERS[:len(found)]):
         return None
-    return message, tuple(o for _, o in found)
+    return message, tuple(re.sub(r" \([^()]*\)$", "", o) for _, o in found)
 
 
 _EXPLICIT = re.compile(r"(?i:answer|option|choice|letter)\s*(?i:is)?\s*:?\s*(?:\(([A-Za-z])\)|([A-Z])\b)")
@@ -102,12 +122,13 @@ _LONE = re.compile(r"^\W*([A-Za-z])\W*$")
 _LEAD = re.compile(r"^\W*\(?([A-Z])\s*[.):\]]")
 
 
-def parse_choice(answer: str, options: Sequence[str]) -> int | None:
+def parse_choice(answer: str, options: Sequence[str], labels: dict[str, str] | None = None) -> int | None:
     """The index of the option ``answer`` chooses, or ``None`` when it names none or several.
 
     Read in this order: an explicit "answer/option/choice/letter X"; an answer that is one
-    letter ("B", "(b)", "B."); a leading "B." / "B)" / "(B)"; else the options' names as whole
-    words (case-insensitive, a longer name before one it contains): exactly one must occur.
+    letter ("B", "(b)", "B."); a leading "B." / "B)" / "(B)"; else the options' names — and
+    their ``labels`` — as whole words (case-insensitive, a longer name before one it
+    contains): exactly one option must be named.
 
     Examples
     --------
@@ -125,9 +146,12 @@ def parse_choice(answer: str, options: Sequence[str]) -> int | None:
             idx = _LETTERS.find(next(g for g in m.groups() if g).upper())
             return idx if idx < k else None
     text = " " + re.sub(r"[^a-z0-9]+", " ", answer.lower()) + " "
+    labels = labels or {}
+    names = [(i, str(o)) for i, o in enumerate(options)] + [(i, labels[str(o)]) for i, o in enumerate(options)
+                                                           if labels.get(str(o))]
     hits = set()
-    for i in sorted(range(k), key=lambda j: -len(options[j])):
-        name = " " + re.sub(r"[^a-z0-9]+", " ", str(options[i]).lower()).strip() + " "
+    for i, raw in sorted(names, key=lambda t: -len(t[1])):
+        name = " " + re.sub(r"[^a-z0-9]+", " ", raw.lower()).strip() + " "
         if name.strip() and name in text:
             hits.add(i)
             text = text.replace(name, " ")
@@ -228,6 +252,7 @@ def probe(
     confidence_level: float = 0.95,
     concurrency: int | None = None,
     cache: str | os.PathLike[str] | Any | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> ProbeResult:
     """Ask the model which background each prompt implies; test its accuracy against chance.
 
@@ -256,6 +281,9 @@ def probe(
     cache : path, ResponseCache or None
         Keep the answers in this response cache (the one :func:`ipcausal.run` uses): probing
         again with the same seed and settings asks the model nothing new.
+    labels : mapping of str to str, optional
+        What each option says beside its background's name, over :data:`BACKGROUND_LABELS`
+        (the built-in cases' backgrounds); an empty string shows the bare name.
 
     Returns
     -------
@@ -287,9 +315,15 @@ def probe(
     open_unit(confidence_level, "confidence_level")
     gen = as_generator(rng)
     seed = int(rng) if isinstance(rng, int) and not isinstance(rng, bool) else None
+    if labels is not None and (not isinstance(labels, Mapping)
+                               or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())):
+        raise TypeError("`labels` must be a mapping of background name to label text, or None")
+    names = {**BACKGROUND_LABELS, **dict(labels or {})}
     items, bgs = _items(pairs, backgrounds)
+    names = {b: names[b] for b in bgs if names.get(b)}
     shown = [tuple(bgs[i] for i in gen.permutation(len(bgs))) for _ in items]
-    reqs = [Request(messages_of(probe_prompt(text, opts), system), config) for (text, _), opts in zip(items, shown)]
+    reqs = [Request(messages_of(probe_prompt(text, opts, names), system), config)
+            for (text, _), opts in zip(items, shown)]
     outcomes = _send(backend, reqs, concurrency, cache)
 
     per = {b: {"n": 0, "correct": 0, "unparseable": 0, "failed": 0, "answered": dict.fromkeys(bgs, 0)} for b in bgs}
@@ -298,7 +332,7 @@ def probe(
         if not isinstance(out, Response) or not out.choices:
             row["failed"] += 1
             continue
-        idx = parse_choice(out.choices[0].text, opts)
+        idx = parse_choice(out.choices[0].text, opts, names)
         if idx is None:
             row["unparseable"] += 1
             continue

@@ -24,7 +24,7 @@ def test_probe_writes_the_result_and_prints_per_background(pairs_file, tmp_path,
     assert main(["probe", str(path), "-o", str(out), "--seed", "3"]) == 0
     printed = capsys.readouterr()
     d = json.loads(out.read_text())
-    assert d["n"] == 50 and d["chance"] == 0.5 and d["seed"] == 3 and d["pvalue"] < 1e-6
+    assert d["n"] == 50 and d["chance"] == 0.5 and d["seed"] == 3 and d["pvalue"] < 1e-4
     assert set(d["per_background"]) == {"american", "british"}
     assert "right background" in printed.out and "Clopper–Pearson" in printed.out and "american:" in printed.out
     assert "probe result written" in printed.err

@@ -201,3 +201,31 @@ def test_bad_inputs_name_the_parameter(tmp_path) -> None:
         probe_prompt(" ", ["a", "b"])
     path = pairs.write(tmp_path / "p.jsonl")
     assert probe(path, sim, rng=0).n == 6
+
+
+def test_options_carry_readable_labels_and_answers_naming_a_label_are_read() -> None:
+    from ipcausal.study.probe import BACKGROUND_LABELS, parse_choice
+
+    prompt = probe_prompt("Is it far?", ["sae", "aae"], {"sae": BACKGROUND_LABELS["sae"]})
+    assert "A. sae (a writer of Standard American English)\nB. aae\n" in prompt
+    assert read_probe_prompt(prompt) == ("Is it far?", ("sae", "aae"))
+    labels = {"sae": BACKGROUND_LABELS["sae"], "aae": BACKGROUND_LABELS["aae"]}
+    assert parse_choice("Most likely a speaker of African American English.", ["sae", "aae"], labels) == 1
+    assert parse_choice("Most likely a speaker of African American English.", ["sae", "aae"]) is None
+
+
+def test_probe_prompts_show_the_labels_and_labels_are_checked() -> None:
+    sim = SimulatedModel(probe_accuracy=1.0, seed=2)
+    seen = []
+
+    class Spy:
+        kind, model = "spy", "spy"
+
+        def generate(self, requests):
+            seen.extend(r.messages[-1]["content"] for r in requests)
+            return sim.generate(requests)
+
+    res = probe(sim.study(n=4, rng=0), Spy(), rng=0, labels={"american": "", "british": "from Britain"})
+    assert res.accuracy == 1.0 and all("british (from Britain)" in p and "american (" not in p for p in seen)
+    with pytest.raises(TypeError, match="`labels` must be a mapping of background name to label text"):
+        probe(sim.study(n=4, rng=0), sim, labels={"american": 3})
