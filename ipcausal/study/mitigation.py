@@ -278,13 +278,15 @@ class MitigationResult:
         return "\n".join(lines)
 
 
-def _score(answered: PairSet, scorer: str | Callable[[str], float], scoring: Mapping[str, Any] | None) -> PairSet:
+def _score(answered: PairSet, scorer: Any, scoring: Mapping[str, Any] | None) -> PairSet:
+    """Score a run with a Scorer, a scorer name, or a ``str -> float`` rater (the essay scorer's)."""
     from ipcausal.scoring import score_pairs
+    from ipcausal.scoring.registry import Scorer
 
     kw = dict(scoring or {})
-    if callable(scorer):
-        return score_pairs(answered, "essay", rater=scorer, **kw).pairs
-    return score_pairs(answered, scorer, **kw).pairs
+    if isinstance(scorer, (Scorer, str)):
+        return score_pairs(answered, scorer, **kw).pairs
+    return score_pairs(answered, "essay", rater=scorer, **kw).pairs
 
 
 def evaluate_mitigation(
@@ -292,7 +294,7 @@ def evaluate_mitigation(
     backend: Any,
     mitigation: Mitigation | str,
     *,
-    scorer: str | Callable[[str], float],
+    scorer: Any,
     scoring: Mapping[str, Any] | None = None,
     margin: float | None = None,
     cache: Any = None,
@@ -319,9 +321,12 @@ def evaluate_mitigation(
         The model (any backend, the SCM simulator included).
     mitigation : Mitigation or {"markers", "dialect", "strip", "instruct"}
         The countermeasure.
-    scorer : str or callable
-        A scorer name of :func:`ipcausal.scoring.score_pairs` with an interval outcome
-        (``"mcq"``, ``"essay"`` …), or a ``str -> float`` rater (e.g. ``SimulatedModel.score``).
+    scorer : Scorer, str or callable
+        A Scorer (:func:`ipcausal.scoring.get_scorer`, a case's own), a scorer name of
+        :func:`ipcausal.scoring.score_pairs` (``"mcq"``, ``"essay"`` …), or a ``str -> float``
+        rater (e.g. ``SimulatedModel.score``).  A similarity scorer is tested as
+        :mod:`ipcausal.study.casemitigation` says (change: s_with − s_without per pair; removed:
+        median(s_with) shown above m0, which is 0.8 here).
     scoring : mapping, optional
         More keywords for ``score_pairs`` (``backend`` of a judge, ``k`` …).
     margin : float, optional
@@ -353,16 +358,14 @@ def evaluate_mitigation(
     >>> g.effect_without > 0.5, abs(g.effect_with) < 0.1, g.change_reject, g.removed
     (True, True, True, True)
     """
-    import ipcausal
-    from ipcausal.backends.cache import ResponseCache
-    from ipcausal.stats._validate import as_generator
-    from ipcausal.study.compare import compare
+    from ipcausal.scoring.registry import Scorer
+    from ipcausal.study.casemitigation import evaluate_runs
 
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
     m = _mitigation(mitigation)
-    if not (callable(scorer) or isinstance(scorer, str)):
-        raise TypeError("`scorer` must be a scorer name or a callable str -> float")
+    if not (callable(scorer) or isinstance(scorer, (str, Scorer))):
+        raise TypeError("`scorer` must be a scorer name or a callable str -> float (or a Scorer)")
     if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
                                or not math.isfinite(margin) or margin <= 0):
         raise ValueError(f"`margin` must be a positive finite number or None, got {margin!r}")
@@ -376,47 +379,9 @@ def evaluate_mitigation(
         raise ValueError(f"`run_options` has unknown key(s) {unknown}; allowed: {list(_RUN_KEYS)}")
     if cluster is not None and cluster not in pairs:
         raise ValueError(f"`cluster` names no column of `pairs`: {cluster!r}")
-    opts.setdefault("progress", False)
-    cache = ResponseCache(":memory:") if cache is None else cache
-    mitigated, checks = apply_mitigation(pairs, m)
-    if len(mitigated) == 0:
-        raise ValueError(f"`mitigation` {m.name!r}: every pair failed the rewrite check; nothing to compare")
-    gen = as_generator(rng)
-    keep_ids = set(mitigated["pair_id"].astype(str))
-    base = PairSet.from_frame(pairs.to_frame().loc[pairs["pair_id"].astype(str).isin(keep_ids).to_numpy()])
-    without = _score(ipcausal.run(base, backend, cache=cache, **opts), scorer, scoring)
-    with_opts = dict(opts)
-    if m.system is not None:
-        with_opts["system"] = m.system if not opts.get("system") else f"{m.system}\n\n{opts['system']}"
-    with_ = _score(ipcausal.run(mitigated, backend, cache=cache, **with_opts), scorer, scoring)
-    common = set(without["pair_id"].astype(str)) & set(with_["pair_id"].astype(str))
-
-    def only(ps: PairSet) -> PairSet:
-        return PairSet.from_frame(ps.to_frame().loc[ps["pair_id"].astype(str).isin(common).to_numpy()]
-                                  .drop(columns=["model"], errors="ignore").assign(model=_model_label(ps)))
-
-    w0, w1 = only(without), only(with_)
-    kw = dict(outcome="interval", alpha=alpha, method=method, cluster=cluster, margin=margin)
-    r0 = ipcausal.test(w0, rng=gen, **{k: v for k, v in kw.items() if k != "margin"})
-    r1 = ipcausal.test(w1, rng=gen, **kw)
-    rc = compare(w1, w0, labels=("with", "without"), alpha=alpha, method=method, rng=gen, cluster=cluster)
-    by0 = {g.group: g for g in r0.groups}
-    by1 = {g.group: g for g in r1.groups}
-    groups = []
-    for c in rc.groups:
-        g0, g1 = by0[c.group], by1[c.group]
-        eq = g1.equivalence  # EquivalenceInfo, or None without a margin
-        groups.append(MitigationGroup(
-            group=c.group, background_a=c.background_a, background_b=c.background_b, n=c.n,
-            effect_without=g0.effect, pvalue_without=g0.pvalue_adjusted, reject_without=g0.reject,
-            effect_with=g1.effect, pvalue_with=g1.pvalue_adjusted, reject_with=g1.reject,
-            change=c.effect, change_ci_low=c.ci_low, change_ci_high=c.ci_high, change_pvalue=c.pvalue_adjusted,
-            change_reject=c.reject, margin=margin, equivalence=eq.verdict if eq else None,
-            equivalence_pvalue=eq.pvalue if eq else None, removed=eq is not None and eq.verdict == "equivalent"))
-    return MitigationResult(
-        mitigation=m.name, groups=tuple(groups), n_pairs=len(pairs), n_failed_check=int((~checks["trusted"]).sum()),
-        n_not_undone=int((checks["not_undone"] != "").sum()), n_compared=len(common), checks=checks,
-        without=r0, with_=r1, comparison=rc, pairs_without=w0, pairs_with=w1, margin=margin, alpha=alpha)
+    return evaluate_runs(pairs, backend, m, scorer=scorer, scoring=scoring,
+                         tests={"alpha": alpha, "method": method, "margin": margin}, cache=cache,
+                         run_options=opts, cluster=cluster, rng=rng)
 
 
 def _model_label(ps: PairSet) -> str:
