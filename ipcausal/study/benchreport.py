@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchReport", "BenchCell", "CellGroup", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
+__all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
            "COMPARISON_COLUMNS"]
 
 SCHEMA = "ipcausal.bench/1"
@@ -56,6 +56,30 @@ class CellGroup:
 
 
 @dataclass(frozen=True)
+class CellMitigation:
+    """One background pair of a cell run without and with the case's ``mitigation`` (same pairs, same cache).
+
+    ``change`` is mean D = Δ_with − Δ_without (similarity: s_with − s_without) with its interval and
+    paired sign-flip p (corrected over the background pairs); ``removed`` is ``"yes"`` only when the
+    effect with the mitigation is shown equivalent to zero (similarity: median shown above m0),
+    ``"no"`` otherwise, ``"not assessed"`` without a margin; ``dropped``: pairs the rewrite check
+    left out of both runs.  :mod:`ipcausal.study.casemitigation` says how.
+    """
+
+    mitigation: str
+    group: str
+    n: int
+    effect_without: float
+    effect_with: float
+    change: float
+    change_ci_low: float
+    change_ci_high: float
+    change_pvalue: float
+    removed: str
+    dropped: int = 0
+
+
+@dataclass(frozen=True)
 class BenchCell:
     """One (model, case) cell.  ``status`` is ``"ok"``, ``"incomplete"`` (some requests failed: rerun
     to retry them) or ``"failed"`` (``error`` says why; no groups).  ``folder`` and ``report`` are
@@ -76,6 +100,8 @@ class BenchCell:
     sent: int | None = None
     cost: float | None = None
     error: str | None = None
+    mitigation: tuple[CellMitigation, ...] = ()
+    mitigation_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +176,9 @@ class BenchReport:
             c["groups"] = tuple(CellGroup(**{k: (_num(v) if k in ("effect", "ci_low", "ci_high", "pvalue",
                                                                    "pvalue_adjusted") else v)
                                              for k, v in g.items()}) for g in c.get("groups", ()))
+            c["mitigation"] = tuple(CellMitigation(**{k: (v if k in ("mitigation", "group", "n", "removed", "dropped")
+                                                          else _num(v)) for k, v in x.items()})
+                                    for x in c.get("mitigation") or ())  # absent before mitigations: ()
             cells.append(BenchCell(**{f.name: c[f.name] for f in fields(BenchCell) if f.name in c}))
         comps = tuple(BenchComparison(**{k: (_num(v) if k not in ("case", "group", "model_a", "model_b", "n")
                                              else v) for k, v in x.items()}) for x in d.get("comparisons", ()))

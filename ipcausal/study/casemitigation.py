@@ -38,7 +38,7 @@ import pandas as pd
 from ipcausal.pairs import PairSet
 from ipcausal.study.mitigation import MitigationGroup, MitigationResult, _mitigation, _model_label, apply_mitigation
 
-__all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table"]
+__all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table", "bench_mitigation"]
 
 _TEST_KEYS = ("alpha", "correction", "m0", "method", "n_resamples", "alternative", "margin")
 
@@ -363,6 +363,43 @@ def run_case_mitigation(
         checks.to_csv(files["checks.csv"], index=False)
         cm = replace(cm, files=files)
     return cm
+
+
+def bench_mitigation(case: Any, cs: Any, backend: Any, *, scorer: Any, seed: int, cache: Any, out: Any,
+                     tag: bool = False) -> dict[str, Any]:
+    """The mitigation fields of a bench cell (``mitigation``, ``mitigation_error``) for ``[[cases]]`` entry ``cs``.
+
+    Runs :func:`run_case_mitigation` on the cell's case (its margin and level), pairs, cache and
+    folder; an error of the comparison (e.g. every rewrite failed its check) is recorded, not raised,
+    since the cell's own run stands.
+
+    Examples
+    --------
+    >>> from ipcausal.study.benchspec import CaseSpec
+    >>> from ipcausal.testing import SimulatedModel
+    >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
+    >>> from ipcausal.scoring import get_scorer
+    >>> got = bench_mitigation("echo", CaseSpec("echo", limit=8, mitigation="strip"), sim, tag=True,
+    ...                        scorer=get_scorer("essay", rater=SimulatedModel.read), seed=0, cache=None, out=None)
+    >>> got["mitigation"][0].effect_with, got["mitigation"][0].removed, got["mitigation_error"]
+    (0.0, 'not assessed', None)
+    """
+    from ipcausal.study.benchreport import CellMitigation
+    from ipcausal.study.mitigation import Mitigation
+
+    if getattr(cs, "mitigation", None) is None:
+        raise ValueError("`cs` names no mitigation")
+    try:
+        res = run_case_mitigation(case, backend, Mitigation(cs.mitigation, instruction=cs.instruction),
+                                  pairs=cs.source, out=out, scorer=scorer, limit=cs.limit, seed=seed, cache=cache,
+                                  tag=tag)
+    except (ValueError, TypeError) as exc:
+        return {"mitigation": (), "mitigation_error": f"{type(exc).__name__}: {exc}"}
+    r = res.result
+    rows = tuple(CellMitigation(res.mitigation, g.group, int(g.n), float(g.effect_without), float(g.effect_with),
+                                float(g.change), float(g.change_ci_low), float(g.change_ci_high),
+                                float(g.change_pvalue), res.status(g), int(r.n_failed_check)) for g in r.groups)
+    return {"mitigation": rows, "mitigation_error": None}
 
 
 def _clean(v: Any) -> Any:
