@@ -131,8 +131,11 @@ def test_a_rerun_sends_nothing_new(tmp_path):
 def test_the_case_scorer_is_used_when_none_is_given():
     # the age case's own scorer reads "Answer: N", so the simulator's number is scored by it
     sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
+    from ipcausal.cases.age import read_risk
+
     res = run_case_mitigation("age", sim, "strip", limit=12, tag=True)
-    assert res.outcome == "interval" and res.result.groups[0].reject_without
+    df = res.result.pairs_without.to_frame()
+    assert res.outcome == "interval" and df["score_i"].tolist() == [read_risk(y) for y in df["y_i"]]
 
 
 def test_similarity_outcome_change_and_removal_above_m0():
