@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
-from ipcausal.study.mitigation import MitigationGroup, MitigationResult, _mitigation, _model_label, apply_mitigation
+from ipcausal.study.mitigation import _TEST_KEYS, _mitigation
+from ipcausal.study.mitigationresult import MitigationGroup, MitigationResult
 
 __all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table", "bench_mitigation"]
-
-_TEST_KEYS = ("alpha", "correction", "m0", "method", "n_resamples", "alternative", "margin")
 
 
 def tag_backgrounds(pairs: PairSet) -> PairSet:
@@ -65,102 +65,6 @@ def tag_backgrounds(pairs: PairSet) -> PairSet:
     for s in ("i", "j"):
         df[f"x_{s}"] = ["[" + str(b) + "] " + str(x) for b, x in zip(df[f"background_{s}"], df[f"x_{s}"])]
     return PairSet.from_frame(df)
-
-
-def _similarity(ps: PairSet) -> PairSet:
-    """A similarity run as pseudo-scores (score_i = 0, score_j = s): compare() then tests s_a − s_b per pair."""
-    df = ps.to_frame()
-    return PairSet.from_frame(df.assign(score_i=0.0, score_j=df["similarity"].astype(float)).drop(columns="similarity"))
-
-
-def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any, scoring: Mapping[str, Any] | None,
-                  tests: Mapping[str, Any], cache: Any, run_options: Mapping[str, Any], cluster: str | None,
-                  rng: Any) -> MitigationResult:
-    """The two runs and their tests (the engine of :func:`evaluate_mitigation` and :func:`run_case_mitigation`).
-
-    ``tests`` holds :func:`ipcausal.test` options (``alpha``, ``correction``, ``m0``, ``method``,
-    ``n_resamples``, ``alternative``, ``margin``); the outcome follows the scored runs.
-
-    Examples
-    --------
-    >>> from ipcausal.testing import SimulatedModel
-    >>> sim = SimulatedModel(effect=1.0, noise=0.5, seed=1)
-    >>> ps = PairSet.from_frame(sim.study(n=20, rng=0).to_frame()[["pair_id", "background_i", "background_j",
-    ...                                                             "x_i", "x_j"]])
-    >>> r = evaluate_runs(ps, sim, "markers", scorer=sim.score, scoring=None, tests={"margin": 0.3},
-    ...                   cache=None, run_options={"progress": False}, cluster=None, rng=0)
-    >>> r.groups[0].change < -0.5, r.removed
-    (True, True)
-    """
-    import ipcausal
-    from ipcausal.backends.cache import ResponseCache
-    from ipcausal.outcomes import directed
-    from ipcausal.stats._validate import as_generator
-    from ipcausal.study.compare import compare
-    from ipcausal.study.mitigation import _score
-
-    m = _mitigation(mitigation)
-    unknown = sorted(set(tests) - set(_TEST_KEYS))
-    if unknown:
-        raise ValueError(f"`tests` has unknown key(s) {unknown}; allowed: {list(_TEST_KEYS)}")
-    tk = {k: v for k, v in tests.items() if v is not None}
-    margin, alpha = tk.pop("margin", None), float(tk.get("alpha", 0.05))
-    opts = dict(run_options)
-    opts.setdefault("progress", False)
-    cache = ResponseCache(":memory:") if cache is None else cache
-    mitigated, checks = apply_mitigation(pairs, m)
-    if len(mitigated) == 0:
-        raise ValueError(f"`mitigation` {m.name!r}: every pair failed the rewrite check; nothing to compare")
-    gen = as_generator(rng)
-    keep_ids = set(mitigated["pair_id"].astype(str))
-    base = PairSet.from_frame(pairs.to_frame().loc[pairs["pair_id"].astype(str).isin(keep_ids).to_numpy()])
-    without = _score(ipcausal.run(base, backend, cache=cache, **opts), scorer, scoring)
-    with_opts = dict(opts)
-    if m.system is not None:
-        with_opts["system"] = m.system if not opts.get("system") else f"{m.system}\n\n{opts['system']}"
-    with_ = _score(ipcausal.run(mitigated, backend, cache=cache, **with_opts), scorer, scoring)
-    common = set(without["pair_id"].astype(str)) & set(with_["pair_id"].astype(str))
-    if not common:
-        raise ValueError(f"`mitigation` {m.name!r}: no pair was scored in both runs; nothing to compare")
-
-    def only(ps: PairSet) -> PairSet:
-        return PairSet.from_frame(ps.to_frame().loc[ps["pair_id"].astype(str).isin(common).to_numpy()]
-                                  .drop(columns=["model"], errors="ignore").assign(model=_model_label(ps)))
-
-    w0, w1 = only(without), only(with_)
-    interval = directed(w0.outcome)
-    base_kw = dict(outcome=w0.outcome, cluster=cluster, **tk)
-    r0 = ipcausal.test(w0, rng=gen, **base_kw)
-    r1 = ipcausal.test(w1, rng=gen, margin=margin if interval else None, **base_kw)
-    above = None
-    if not interval:  # removal: median(s_with) shown above m0 by the sign test ("greater")
-        above = {g.group: g for g in ipcausal.test(w1, rng=gen, **{**base_kw, "alternative": "greater"}).groups}
-    ck = {k: tk[k] for k in ("alpha", "correction", "method", "n_resamples") if k in tk}
-    c0, c1 = (w0, w1) if interval else (_similarity(w0), _similarity(w1))
-    rc = compare(c1, c0, labels=("with", "without"), rng=gen, cluster=cluster, **ck)
-    by0, by1 = {g.group: g for g in r0.groups}, {g.group: g for g in r1.groups}
-    groups = []
-    for c in rc.groups:
-        g0, g1 = by0[c.group], by1[c.group]
-        if interval:
-            eq = g1.equivalence
-            verdict, eq_p = (eq.verdict, eq.pvalue) if eq is not None else (None, None)
-            removed = verdict == "equivalent"
-        else:
-            ga = above[c.group]
-            verdict = "above m0" if ga.reject else "not shown above m0"
-            eq_p, removed = float(ga.pvalue_adjusted), bool(ga.reject)
-        groups.append(MitigationGroup(
-            group=c.group, background_a=c.background_a, background_b=c.background_b, n=c.n,
-            effect_without=g0.effect, pvalue_without=g0.pvalue_adjusted, reject_without=g0.reject,
-            effect_with=g1.effect, pvalue_with=g1.pvalue_adjusted, reject_with=g1.reject,
-            change=c.effect, change_ci_low=c.ci_low, change_ci_high=c.ci_high, change_pvalue=c.pvalue_adjusted,
-            change_reject=c.reject, margin=margin if interval else None, equivalence=verdict,
-            equivalence_pvalue=eq_p, removed=removed))
-    return MitigationResult(
-        mitigation=m.name, groups=tuple(groups), n_pairs=len(pairs), n_failed_check=int((~checks["trusted"]).sum()),
-        n_not_undone=int((checks["not_undone"] != "").sum()), n_compared=len(common), checks=checks,
-        without=r0, with_=r1, comparison=rc, pairs_without=w0, pairs_with=w1, margin=margin, alpha=alpha)
 
 
 def _reason(row: Mapping[str, Any]) -> str:
@@ -195,7 +99,7 @@ class CaseMitigation:
     def removal_rule(self) -> str:
         """How "removed" is decided here, in words."""
         a = self.result.alpha
-        if self.outcome != "interval":
+        if not directed(self.outcome):
             return (f"removed = the sign test shows the median similarity with the mitigation above m0 = {self.m0:g} "
                     f"(alternative 'greater', level {a:g}, corrected over the background pairs)")
         if self.margin is None:
@@ -205,7 +109,7 @@ class CaseMitigation:
 
     def status(self, g: MitigationGroup) -> str:
         """``"yes"``, ``"no"`` or ``"not assessed"`` for one background pair."""
-        if self.outcome == "interval" and self.margin is None:
+        if directed(self.outcome) and self.margin is None:
             return "not assessed"
         return "yes" if g.removed else "no"
 
@@ -214,7 +118,7 @@ class CaseMitigation:
         failed = self.checks.loc[~self.checks["trusted"]]
         return {"case": self.case, "title": self.title, "mitigation": self.mitigation,
                 "instruction": self.instruction, "outcome": self.outcome, "margin": self.margin,
-                "m0": self.m0 if self.outcome != "interval" else None, "alpha": r.alpha,
+                "m0": None if directed(self.outcome) else self.m0, "alpha": r.alpha,
                 "null_hypothesis": r.null_hypothesis, "change_test": r.method,
                 "removal_rule": self.removal_rule(), "n_pairs": r.n_pairs, "n_failed_check": r.n_failed_check,
                 "n_not_undone": r.n_not_undone, "n_compared": r.n_compared, "sent": self.sent,
@@ -238,7 +142,7 @@ def mitigation_table(res: CaseMitigation) -> str:
     Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped by the rewrite check); interval outcome
     """
     r = res.result
-    eff = "mean Δ" if res.outcome == "interval" else "median s"
+    eff = "mean Δ" if directed(res.outcome) else "median s"
     lines = [f"Mitigation {res.mitigation!r} on case {res.case!r}: {r.n_compared} of {r.n_pairs} pairs compared "
              f"({r.n_failed_check} dropped by the rewrite check); {res.outcome} outcome",
              f"  H0 of the change: {r.null_hypothesis}",
@@ -313,8 +217,8 @@ def run_case_mitigation(
     from ipcausal.backends.base import Backend, GenerationConfig
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.cases.registry import get_case
-    from ipcausal.outcomes import directed
     from ipcausal.study.cases import _cluster_column, prepare_case
+    from ipcausal.study.mitigation import evaluate_runs
 
     case = get_case(case)
     m = _mitigation(mitigation)
