@@ -94,3 +94,17 @@ def test_instruct_with_an_instruction_reads():
     spec = read_spec({"models": MODELS[:1], "cases": [{"name": "echo", "mitigation": "instruct",
                                                        "instruction": "Be fair."}]})
     assert (spec.cases[0].mitigation, spec.cases[0].instruction) == ("instruct", "Be fair.")
+
+
+def test_run_cell_with_a_cache_object_as_the_ray_path_passes_it(tmp_path):
+    # benchray.run_cell hands each cell an ActorCache (a ResponseCache): the comparison shares it, leaves it open
+    from ipcausal.backends.cache import ResponseCache
+    from ipcausal.study.bench import run_cell
+
+    spec = read_spec({"models": MODELS[:1], "cases": CASES[:1]})
+    cache = ResponseCache(":memory:")
+    cell, _ = run_cell(spec.models[0], spec.cases[0], spec, tmp_path, {}, False, cache=cache)
+    assert cell.mitigation[0].removed == "yes" and len(cache) > cell.calls  # both arms in the one cache
+    again, _ = run_cell(spec.models[0], spec.cases[0], spec, tmp_path, {}, False, cache=cache)
+    assert again.sent == 0 and again.mitigation == cell.mitigation
+    cache.close()
