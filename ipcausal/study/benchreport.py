@@ -64,6 +64,12 @@ class CellMitigation:
     effect with the mitigation is shown equivalent to zero (similarity: median shown above m0),
     ``"no"`` otherwise, ``"not assessed"`` without a margin; ``dropped``: pairs the rewrite check
     left out of both runs.  :mod:`ipcausal.study.casemitigation` says how.
+
+    Examples
+    --------
+    >>> row = CellMitigation("strip", "true_belief vs false_belief", 12, 1.7, 0.0, -1.7, -2.8, -0.6, 0.01, "yes")
+    >>> row.removed, row.dropped
+    ('yes', 0)
     """
 
     mitigation: str

@@ -19,7 +19,8 @@ nothing new), scores both with the case's own scorer, and reports per background
   *above* m0 (alternative "greater") at ``alpha``.
 
 A non-rejection is never read as removal.  Files written into ``out``: ``mitigation.json``,
-``mitigation.txt`` and ``checks.csv`` (the rewrite check of every pair, with its reason).
+``mitigation.txt``, ``checks.csv`` (the rewrite check of every pair, with its reason) and
+``pairs_without.jsonl``/``pairs_with.jsonl`` (the two arms, scored, on the pairs compared).
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def run_case_mitigation(
     pairs, scorer, limit, config, unparseable, seed
         As in :func:`~ipcausal.study.cases.run_case`.
     out : path, optional
-        Run folder: ``mitigation.json``, ``mitigation.txt``, ``checks.csv``; its ``cache.sqlite``
+        Run folder: ``mitigation.json``, ``mitigation.txt``, ``checks.csv``, ``pairs_without.jsonl``,
+        ``pairs_with.jsonl``; its ``cache.sqlite``
         is the response cache unless ``cache`` is given.
     cache : path or ResponseCache, optional
         One response cache for both runs (default ``out/cache.sqlite``, else in memory).
@@ -261,10 +263,13 @@ def run_case_mitigation(
                         sent, checks)
     if outdir is not None:
         files = {"mitigation.json": str(outdir / "mitigation.json"), "mitigation.txt": str(outdir / "mitigation.txt"),
-                 "checks.csv": str(outdir / "checks.csv")}
+                 "checks.csv": str(outdir / "checks.csv"), "pairs_without.jsonl": str(outdir / "pairs_without.jsonl"),
+                 "pairs_with.jsonl": str(outdir / "pairs_with.jsonl")}
         Path(files["mitigation.json"]).write_text(json.dumps(_clean(cm.to_dict()), indent=2) + "\n", encoding="utf-8")
         Path(files["mitigation.txt"]).write_text(mitigation_table(cm) + "\n", encoding="utf-8")
         checks.to_csv(files["checks.csv"], index=False)
+        res.pairs_without.write(files["pairs_without.jsonl"])  # the two arms, scored, on the compared pairs
+        res.pairs_with.write(files["pairs_with.jsonl"])
         cm = replace(cm, files=files)
     return cm
 

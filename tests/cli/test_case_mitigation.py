@@ -26,7 +26,7 @@ def test_strip_removes_the_simulated_effect_and_a_rerun_sends_nothing(tmp_path, 
     g = doc["groups"][0]
     assert g["effect_without"] > 1 and g["effect_with"] == 0 and g["change_reject"] and g["removed"] == "yes"
     assert doc["sent"] == 12  # the without-arm came from the case run's cache; the stripped sides are one text
-    for name in ("report.json", "pairs.jsonl", "checks.csv", "mitigation.txt"):
+    for name in ("report.json", "pairs.jsonl", "checks.csv", "mitigation.txt", "pairs_with.jsonl"):
         assert (out / name).is_file()
     assert main(_case("--mitigation", "strip", "--margin", "0.5", out=out)) == 0
     assert "(sent 0 new requests)" in capsys.readouterr().out
