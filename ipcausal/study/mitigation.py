@@ -301,8 +301,18 @@ def _model_label(ps: PairSet) -> str:
 
 
 def _similarity(ps: PairSet) -> PairSet:
-    """A similarity run as pseudo-scores (score_i = 0, score_j = s): compare() then tests s_a − s_b per pair."""
+    """A similarity run as pseudo-scores (score_i = 0, score_j = s): compare() then tests s_a − s_b per pair.
+
+    s is symmetric, so every pair is first stored in its background pair's usual direction (the one
+    most pairs have, ties alphabetical, as ``ipcausal.test`` orients a group): a pseudo-Δ never flips.
+    """
     df = ps.to_frame()
+    bi, bj = df["background_i"].astype(str), df["background_j"].astype(str)
+    key = [tuple(sorted(k)) for k in zip(bi, bj)]
+    fwd = pd.Series([a == k[0] for a, k in zip(bi, key)], index=df.index)
+    share = fwd.groupby(pd.Series(key, index=df.index).astype(str)).transform("mean")
+    flip = (fwd & (share < 0.5)) | (~fwd & (share >= 0.5))
+    df.loc[flip, ["background_i", "background_j"]] = df.loc[flip, ["background_j", "background_i"]].to_numpy()
     return PairSet.from_frame(df.assign(score_i=0.0, score_j=df["similarity"].astype(float)).drop(columns="similarity"))
 
 

@@ -142,8 +142,9 @@ def test_similarity_outcome_change_and_removal_above_m0():
     # identical questions on both sides: only the tag differs, so strip makes both answers one
     sim = SimulatedModel(effect=3.0, seed=5, backgrounds=("us", "uk"))
     qs = [f"Which film should I watch tonight, number {k}?" for k in range(14)]
-    ps = ipcausal.PairSet.from_records({"pair_id": k, "background_i": "us", "background_j": "uk", "x_i": q,
-                                        "x_j": q} for k, q in enumerate(qs))
+    ps = ipcausal.PairSet.from_records({"pair_id": k, "background_i": ("us", "uk")[k % 3 == 0],
+                                        "background_j": ("uk", "us")[k % 3 == 0], "x_i": q, "x_j": q}
+                                       for k, q in enumerate(qs))  # a third stored the other way round
     simil = get_scorer("embedding", embedder=_Simil(sim))
     res = run_case_mitigation("culture", sim, "strip", pairs=ps, scorer=simil, tag=True)
     g, r = res.result.groups[0], res.result
