@@ -55,7 +55,8 @@ def register(sub: Any) -> None:
     from ipcausal.study.defaults import MITIGATION_KINDS
 
     g = p.add_argument_group("mitigation (--mitigation)")
-    g.add_argument("--mitigation", choices=MITIGATION_KINDS,
+    # an LLM rewrite needs its own model: that is `ipcausal mitigate --mitigation rewrite`, not a case run
+    g.add_argument("--mitigation", choices=[k for k in MITIGATION_KINDS if k != "rewrite"],
                    help="also run the case with this mitigation applied to both prompts of every pair, on the "
                         "same pairs and cache, and report per background pair the effect without and with, the "
                         "test of the change, and 'removed' only where shown (mitigation.json/.txt, checks.csv)")

@@ -195,9 +195,10 @@ class CaseSpec:
 def _mitigation_keys(d: Mapping[str, Any], where: str) -> tuple[str | None, str | None]:
     from ipcausal.study.defaults import MITIGATION_KINDS
 
+    kinds = [k for k in MITIGATION_KINDS if k != "rewrite"]  # an LLM rewrite needs a model of its own
     m, text = d.get("mitigation"), _string(d, "instruction", where)
-    if m is not None and m not in MITIGATION_KINDS:
-        raise _fail(f"{where}.mitigation", f"one of {', '.join(MITIGATION_KINDS)}", m)
+    if m is not None and m not in kinds:
+        raise _fail(f"{where}.mitigation", f"one of {', '.join(kinds)}", m)
     if text is not None and m != "instruct":
         raise ValueError(f"`{where}.instruction` applies to `mitigation = \"instruct\"` only")
     return m, text
