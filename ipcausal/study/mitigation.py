@@ -319,7 +319,8 @@ def _similarity(ps: PairSet) -> PairSet:
 def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any, scoring: Mapping[str, Any] | None,
                   tests: Mapping[str, Any], cache: Any, run_options: Mapping[str, Any], cluster: str | None,
                   rng: Any) -> MitigationResult:
-    """The two runs and their tests (the engine of :func:`evaluate_mitigation` and :func:`~ipcausal.study.casemitigation.run_case_mitigation`).
+    """The two runs and their tests: the engine of :func:`evaluate_mitigation` and of
+    :func:`~ipcausal.study.casemitigation.run_case_mitigation`.
 
     ``tests`` holds :func:`ipcausal.test` options (``alpha``, ``correction``, ``m0``, ``method``,
     ``n_resamples``, ``alternative``, ``margin``); the outcome follows the scored runs.
