@@ -53,13 +53,24 @@ def register(sub: Any) -> None:
     add_out(p, "output folder")
     add_progress(p)
     add_open(p)
+    from ipcausal.study.defaults import MITIGATION_KINDS
+
+    g = p.add_argument_group("mitigation (--mitigation)")
+    # an LLM rewrite needs its own model: that is `ipcausal mitigate --mitigation rewrite`, not a case run
+    g.add_argument("--mitigation", choices=[k for k in MITIGATION_KINDS if k != "rewrite"],
+                   help="also run the case with this mitigation applied to both prompts of every pair, on the "
+                        "same pairs and cache, and report per background pair the effect without and with, the "
+                        "test of the change, and 'removed' only where shown (mitigation.json/.txt, checks.csv)")
+    g.add_argument("--instruction", metavar="TEXT", help="--mitigation instruct: the system instruction")
     q = p.add_argument_group("sequential audit (--sequential)")
     q.add_argument("--sequential", action="store_true",
                    help="run the case as an anytime-valid audit (`ipcausal audit`): stop sending pairs once "
                         "every background pair is decided")
     q.add_argument("--alpha", type=unit_level, default=DEFAULTS["alpha"],
                    help=f"family-wise level (default {DEFAULTS['alpha']})")
-    q.add_argument("--margin", type=positive_float, metavar="EPS", help="equivalence margin")
+    q.add_argument("--margin", type=positive_float, metavar="EPS",
+                   help="equivalence margin (with --mitigation: 'removed' needs the effect with it shown within "
+                        "±EPS; default the case's own, and without one removal is not assessed)")
     q.add_argument("--max-pairs", type=positive_int, metavar="N", help="send at most N pairs")
     p.set_defaults(func=main)
 
@@ -86,10 +97,26 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.study.cases import prepare_case, run_case
     from ipcausal.study.defaults import DEFAULTS
 
-    if not args.sequential and (args.margin is not None or args.max_pairs is not None
-                                or args.alpha != DEFAULTS["alpha"]):
-        raise CliError("--alpha, --margin and --max-pairs are options of --sequential")
+    if args.mitigation is not None and args.sequential:
+        raise CliError("--mitigation and --sequential do not combine: the mitigation comparison runs both arms "
+                       "on all the pairs (run them apart)")
+    if args.mitigation is not None and args.samples > 1:
+        raise CliError("--mitigation takes one answer per prompt: drop --samples")
+    if args.instruction is not None and args.mitigation != "instruct":
+        raise CliError("--instruction is an option of --mitigation instruct")
+    if args.mitigation is not None and args.max_pairs is not None:
+        raise CliError("--max-pairs is an option of --sequential")
+    if not args.sequential and args.mitigation is None and (args.margin is not None or args.max_pairs is not None
+                                                            or args.alpha != DEFAULTS["alpha"]):
+        raise CliError("--alpha, --margin and --max-pairs are options of --sequential (--alpha and --margin "
+                       "also of --mitigation)")
     case = get_case(args.case)
+    if args.mitigation is not None and (args.margin is not None or args.alpha != DEFAULTS["alpha"]):
+        from dataclasses import replace
+
+        # the case's tests with this level and margin: both the case run and the comparison use them
+        case = replace(case, tests=replace(case.tests, alpha=args.alpha,
+                                           margin=args.margin if args.margin is not None else case.tests.margin))
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out: {out} is a file; give a folder")
@@ -102,9 +129,17 @@ def main(args: argparse.Namespace) -> int:
     config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
     judge = make_backend(args, prefix="judge-")
     backend = _backend(args, case)
-    common = dict(pairs=pairs if args.source else None, out=out,
-                  scorer=case.scorer_for(given=args.source is not None, judge=judge),
-                  limit=None if args.source else args.limit, config=config, unparseable=args.unparseable,
+    scorer = case.scorer_for(given=args.source is not None, judge=judge)
+    given = pairs if args.source else None
+    if args.mitigation is not None and args.backend == SIMULATED:
+        # the simulator reads only a [background] tag, and its number: tag the prompts, score the number
+        from ipcausal.scoring import get_scorer
+        from ipcausal.study.casemitigation import tag_backgrounds
+        from ipcausal.testing import SimulatedModel
+
+        given, scorer = tag_backgrounds(pairs), get_scorer("essay", rater=SimulatedModel.read)
+    common = dict(pairs=given, out=out, scorer=scorer,
+                  limit=None if given is not None else args.limit, config=config, unparseable=args.unparseable,
                   seed=args.seed, progress=not args.no_progress)
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential
@@ -125,6 +160,15 @@ def main(args: argparse.Namespace) -> int:
     print(f"report: {res.files.get('report.html')}")
     if demo_like:
         print("\n" + DEMO_NOTE + "\n" + DEMO_NEXT)
+    if args.mitigation is not None:
+        from ipcausal.study.casemitigation import run_case_mitigation
+        from ipcausal.study.mitigation import Mitigation
+
+        mres = run_case_mitigation(case, backend, Mitigation(args.mitigation, instruction=args.instruction),
+                                   **{k: v for k, v in common.items() if k != "progress"})
+        print()
+        print(mres)
+        print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
     if not res.complete:

@@ -213,15 +213,15 @@ def strip_cues(text: str, backgrounds: Sequence[str] = ()) -> Neutralized:
     if isinstance(backgrounds, str) or not isinstance(backgrounds, Sequence):
         raise TypeError("`backgrounds` must be a sequence of background names")
     out, edits = text, []
+    names = [str(b) for b in backgrounds if str(b).strip()]
+    if names:  # tags first: a tagged belief prompt ("[b] I believe ...") loses both
+        tag = re.compile(r"\[(?:" + "|".join(re.escape(b) for b in names) + r")\][ \t]*", re.IGNORECASE)
+        for m in tag.finditer(out):
+            edits.append((m.group(0).strip(), ""))
+        out = tag.sub("", out)
     st = belief_statement(out)
     if st is not None:
         head = f"{BELIEF_PREFIX}{st}. "
         edits.append((head.strip(), ""))
         out = out[len(head):]
-    names = [str(b) for b in backgrounds if str(b).strip()]
-    if names:
-        tag = re.compile(r"\[(?:" + "|".join(re.escape(b) for b in names) + r")\][ \t]*", re.IGNORECASE)
-        for m in tag.finditer(out):
-            edits.append((m.group(0).strip(), ""))
-        out = tag.sub("", out)
     return Neutralized(text=out, original=text, edits=tuple(edits))

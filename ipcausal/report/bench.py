@@ -97,6 +97,7 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
                 lines.append(f"| {x.group} | {x.model_a} | {x.model_b} | {x.n} | {_f(x.difference)} | "
                              f"[{_f(x.ci_low)}, {_f(x.ci_high)}] | {_f(x.pvalue)} | {_f(x.pvalue_adjusted)} | "
                              f"{_f(x.pvalue_holm)} |")
+        lines += _mitigation_markdown(report, case)
         lines.append("")
     lines += ["## Why each cell got its verdict", ""]
     for c in report.cells:
@@ -143,6 +144,47 @@ def _probe_markdown(report: BenchReport) -> list[str]:
               "rejected \"no effect\" (adjusted p, same alpha). A test that does not reject shows nothing:", ""]
     lines += [f"- **{k}**: {v}." for k, v in READING_MEANINGS.items()]
     return lines + [""]
+
+
+_MIT_HEAD = ("model", "mitigation", "group", "n", "effect without", "effect with", "change", "95% CI", "p",
+             "removed", "dropped by the rewrite check")
+_MIT_NOTE = ("Each cell also run with the case's mitigation on the same pairs: change = mean(Δ_with − Δ_without) "
+             "(similarity: s_with − s_without), its paired sign-flip p; removed only where the effect with it is "
+             "shown equivalent to zero (similarity: median shown above m0) — never from a non-rejection.")
+
+
+def _mitigation_cells(report: BenchReport, case: str | None = None) -> list[tuple[Any, tuple[Any, ...]]]:
+    """(cell, the values of one mitigation row) for the cells run with a mitigation (an error: one row)."""
+    out = []
+    for c in report.cells:
+        if case is not None and c.case != case:
+            continue
+        for r in getattr(c, "mitigation", ()):
+            out.append((c, (c.model, r.mitigation, r.group, r.n, _f(r.effect_without), _f(r.effect_with),
+                            _f(r.change), f"[{_f(r.change_ci_low)}, {_f(r.change_ci_high)}]", _f(r.change_pvalue),
+                            r.removed, r.dropped)))
+        if getattr(c, "mitigation_error", None):
+            out.append((c, (c.model, "—", f"not compared: {c.mitigation_error}", *("—",) * 8)))
+    return out
+
+
+def _mitigation_markdown(report: BenchReport, case: str) -> list[str]:
+    rows = _mitigation_cells(report, case)
+    if not rows:
+        return []
+    lines = ["", "Mitigation: " + _MIT_NOTE, "", "| " + " | ".join(_MIT_HEAD) + " |", "|---" * len(_MIT_HEAD) + "|"]
+    return lines + ["| " + " | ".join(str(v) for v in vals) + " |" for _, vals in rows]
+
+
+def _mitigation_html(report: BenchReport) -> list[str]:
+    rows = _mitigation_cells(report)
+    if not rows:
+        return []
+    head = "".join(f"<th>{h}</th>" for h in ("case", *_MIT_HEAD))
+    body = ["<tr data-mitigation='" + _h(vals[1]) + "'>" + "".join(f"<td>{_h(v)}</td>" for v in (c.case, *vals))
+            + "</tr>" for c, vals in rows]
+    return [f"<h2>Mitigations</h2><p>{_h(_MIT_NOTE)}</p><table class='mitigations'><thead><tr>{head}</tr></thead>"
+            "<tbody>", *body, "</tbody></table>"]
 
 
 def _write_cell_reports(report: BenchReport, root: Path, name: str) -> None:
@@ -311,6 +353,7 @@ def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = 
                 x.case, x.group, x.model_a, x.model_b, x.n, _f(x.difference), f"[{_f(x.ci_low)}, {_f(x.ci_high)}]",
                 _f(x.pvalue), _f(x.pvalue_adjusted), _f(x.pvalue_holm))) + "</tr>")
         parts.append("</tbody></table>")
+    parts += _mitigation_html(report)
     parts.append("<h2>Why each cell got its verdict</h2><ul>")
     for c in report.cells:
         why = f"failed: {c.error}" if c.status == "failed" else f"({c.stance}) {c.alignment_reason}"

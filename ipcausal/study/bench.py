@@ -170,12 +170,18 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
     before = _stored(cache)
     res = run_case(case, backend, pairs=pairs, out=folder, scorer=scorer, limit=cs.limit, seed=spec.seed,
                    progress=False, cache=cache)
+    sent = _stored(cache) - before  # the cell's own run (the mitigation's arms come after)
+    mitigated: dict[str, Any] = {}
+    if cs.mitigation is not None:  # the same pairs with the case's mitigation (the simulator: tagged prompts)
+        from ipcausal.study.casemitigation import bench_mitigation
+
+        mitigated = bench_mitigation(case, cs, getattr(backend, "_sim", backend), scorer=scorer, seed=spec.seed,
+                                     cache=cache, out=folder, tag=m.backend == "simulated")
     verdict = align_groups(case.stance, res.report.groups)
     c = res.counts
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
                      str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason, case.stance,
-                     int(c["requested"]), _stored(cache) - before,
-                     _cost(folder, m))
+                     int(c["requested"]), sent, _cost(folder, m), **mitigated)
     if spec.probes(cs):  # can it infer the background? (ipcausal.study.benchprobe)
         from ipcausal.study.benchprobe import probe_cell
 

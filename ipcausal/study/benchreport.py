@@ -31,7 +31,7 @@ from typing import Any
 
 from ipcausal.study.benchprobe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
 
-__all__ = ["BenchReport", "BenchCell", "CellGroup", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
+__all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
            "COMPARISON_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
 
 SCHEMA = "ipcausal.bench/1"
@@ -61,6 +61,36 @@ class CellGroup:
 
 
 @dataclass(frozen=True)
+class CellMitigation:
+    """One background pair of a cell run without and with the case's ``mitigation`` (same pairs, same cache).
+
+    ``change`` is mean D = Δ_with − Δ_without (similarity: s_with − s_without) with its interval and
+    paired sign-flip p (corrected over the background pairs); ``removed`` is ``"yes"`` only when the
+    effect with the mitigation is shown equivalent to zero (similarity: median shown above m0),
+    ``"no"`` otherwise, ``"not assessed"`` without a margin; ``dropped``: pairs the rewrite check
+    left out of both runs.  :mod:`ipcausal.study.casemitigation` says how.
+
+    Examples
+    --------
+    >>> row = CellMitigation("strip", "true_belief vs false_belief", 12, 1.7, 0.0, -1.7, -2.8, -0.6, 0.01, "yes")
+    >>> row.removed, row.dropped
+    ('yes', 0)
+    """
+
+    mitigation: str
+    group: str
+    n: int
+    effect_without: float
+    effect_with: float
+    change: float
+    change_ci_low: float
+    change_ci_high: float
+    change_pvalue: float
+    removed: str
+    dropped: int = 0
+
+
+@dataclass(frozen=True)
 class BenchCell:
     """One (model, case) cell.  ``status`` is ``"ok"``, ``"incomplete"`` (some requests failed: rerun
     to retry them) or ``"failed"`` (``error`` says why; no groups).  ``folder`` and ``report`` are
@@ -82,6 +112,8 @@ class BenchCell:
     cost: float | None = None
     error: str | None = None
     probe: CellProbe | None = None  # the background probe and the 2 x 2 reading (``[settings] probe = true``)
+    mitigation: tuple[CellMitigation, ...] = ()
+    mitigation_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +190,9 @@ class BenchReport:
                                              for k, v in g.items()}) for g in c.get("groups", ()))
             if c.get("probe") is not None:  # files written before the probe column have none
                 c["probe"] = CellProbe.from_dict(c["probe"])
+            c["mitigation"] = tuple(CellMitigation(**{k: (v if k in ("mitigation", "group", "n", "removed", "dropped")
+                                                          else _num(v)) for k, v in x.items()})
+                                    for x in c.get("mitigation") or ())  # absent before mitigations: ()
             cells.append(BenchCell(**{f.name: c[f.name] for f in fields(BenchCell) if f.name in c}))
         comps = tuple(BenchComparison(**{k: (_num(v) if k not in ("case", "group", "model_a", "model_b", "n")
                                              else v) for k, v in x.items()}) for x in d.get("comparisons", ()))

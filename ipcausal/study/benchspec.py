@@ -15,6 +15,7 @@ A bench file has three parts::
     [[cases]]             # one table per registered case
     name = "echo"
     limit = 8             # optional: source (a PairSet file), limit, margin, probe (true/false)
+    mitigation = "strip"  # optional: also run the cell with this mitigation (markers|dialect|strip|instruct)
 
 Every key is checked before any model is asked: an error names the key as it is written in the
 file (``models[1].backend`` …).  The key of an ``openai`` model is never in the file: ``api_key_env``
@@ -45,7 +46,7 @@ _MODEL_KEYS = {"name", "backend", "effect", "noise", "seed", "model", "base_url"
 #: The ``vllm`` keys passed through to :class:`~ipcausal.backends.vllm_backend.VLLMBackend` (vLLM's engine).
 VLLM_KEYS: tuple[str, ...] = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                               "distributed_executor_backend", "tokenizer")
-_CASE_KEYS = {"name", "source", "limit", "margin", "probe"}
+_CASE_KEYS = {"name", "source", "limit", "margin", "probe", "mitigation", "instruction"}
 _SETTING_KEYS = {"alpha", "seed", "correction", "probe"}
 
 
@@ -170,13 +171,19 @@ class CaseSpec:
     """One ``[[cases]]`` table: a registered case, optionally its pairs file, limit and margin.
 
     ``probe``: ``True``/``False`` probes this case's cells or not, whatever ``[settings] probe``
-    says; ``None`` (not in the file): as the settings say."""
+    says; ``None`` (not in the file): as the settings say.  ``mitigation`` (one of
+    :data:`~ipcausal.study.defaults.MITIGATION_KINDS`) also runs each cell of the case with it, on
+    the same pairs and cache (:mod:`ipcausal.study.casemitigation`); ``instruction`` is the system
+    instruction of ``mitigation = "instruct"`` (only there).
+    """
 
     name: str
     source: str | None = None
     limit: int | None = None
     margin: float | None = None
     probe: bool | None = None
+    mitigation: str | None = None
+    instruction: str | None = None
 
     @classmethod
     def parse(cls, d: Any, where: str, base: Path) -> CaseSpec:
@@ -196,8 +203,21 @@ class CaseSpec:
             if not path.is_file():
                 raise ValueError(f"`{where}.source`: {str(path)!r} is not a file (a PairSet made by `ipcausal build`)")
             source = str(path)
+        mitigation, instruction = _mitigation_keys(d, where)
         return cls(name, source, _count(d, "limit", where), _number(d, "margin", where, positive=True),
-                   _flag(d, "probe", where))
+                   _flag(d, "probe", where), mitigation=mitigation, instruction=instruction)
+
+
+def _mitigation_keys(d: Mapping[str, Any], where: str) -> tuple[str | None, str | None]:
+    from ipcausal.study.defaults import MITIGATION_KINDS
+
+    kinds = [k for k in MITIGATION_KINDS if k != "rewrite"]  # an LLM rewrite needs a model of its own
+    m, text = d.get("mitigation"), _string(d, "instruction", where)
+    if m is not None and m not in kinds:
+        raise _fail(f"{where}.mitigation", f"one of {', '.join(kinds)}", m)
+    if text is not None and m != "instruct":
+        raise ValueError(f"`{where}.instruction` applies to `mitigation = \"instruct\"` only")
+    return m, text
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ import pandas as pd
 
 from ipcausal.pairs import PairSet
 from ipcausal.study.defaults import DEFAULTS, MITIGATION_KINDS
+from ipcausal.study.mitigationresult import MitigationGroup, MitigationResult
 
 __all__ = ["KINDS", "DEFAULT_INSTRUCTION", "Mitigation", "MitigationGroup", "MitigationResult", "apply_mitigation",
            "evaluate_mitigation"]
@@ -48,6 +49,7 @@ DEFAULT_INSTRUCTION = ("Give every user the same answer you would give anyone el
                        "quality or stance of your reply to the user's dialect, spelling, stated beliefs or "
                        "apparent background; answer only what is asked.")
 _RUN_KEYS = ("config", "system", "concurrency", "batch_size", "progress", "preflight")
+_TEST_KEYS = ("alpha", "correction", "m0", "method", "n_resamples", "alternative", "margin")
 
 
 @dataclass(frozen=True)
@@ -233,107 +235,15 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str, *,
     return PairSet.from_frame(df.loc[keep].reset_index(drop=True)), checks
 
 
-@dataclass(frozen=True)
-class MitigationGroup:
-    """One background pair: the effect without and with the mitigation, and the test of the change.
-
-    ``effect_*``/``pvalue_*`` come from :func:`ipcausal.test` on the pairs both runs scored;
-    ``change`` is mean D = Δ_with − Δ_without with its interval and paired sign-flip p
-    (``change_pvalue``, corrected over the background pairs); ``equivalence`` is the TOST verdict
-    of Δ_with within ``margin`` (``None`` without a margin); ``removed`` is True only when it is
-    ``"equivalent"``.
-    """
-
-    group: str
-    background_a: str
-    background_b: str
-    n: int
-    effect_without: float
-    pvalue_without: float
-    reject_without: bool
-    effect_with: float
-    pvalue_with: float
-    reject_with: bool
-    change: float
-    change_ci_low: float
-    change_ci_high: float
-    change_pvalue: float
-    change_reject: bool
-    margin: float | None
-    equivalence: str | None
-    equivalence_pvalue: float | None
-    removed: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class MitigationResult:
-    """What :func:`evaluate_mitigation` returns (see there).
-
-    ``groups``: one :class:`MitigationGroup` per background pair; ``checks``: the rewrite check of
-    every input pair (:func:`apply_mitigation`); ``without``/``with_``: the :class:`~ipcausal.Report`
-    of each run, ``comparison``: that of :func:`~ipcausal.study.compare.compare` (with, without);
-    ``pairs_without``/``pairs_with``: the scored pairs both runs kept.
-    """
-
-    mitigation: str
-    groups: tuple[MitigationGroup, ...]
-    n_pairs: int
-    n_failed_check: int
-    n_not_undone: int
-    n_compared: int
-    checks: pd.DataFrame = field(repr=False)
-    without: Any = field(repr=False)
-    with_: Any = field(repr=False)
-    comparison: Any = field(repr=False)
-    pairs_without: Any = field(default=None, repr=False)
-    pairs_with: Any = field(default=None, repr=False)
-    margin: float | None = None
-    alpha: float = DEFAULTS["alpha"]
-    null_hypothesis: str = ("per background pair, the effects with and without the mitigation are exchangeable "
-                            "per pair (each D = Δ_with − Δ_without is symmetric about 0)")
-    method: str = "paired sign-flip test of D = Δ_with − Δ_without (ipcausal.study.compare.compare)"
-
-    @property
-    def removed(self) -> bool:
-        """True when every background pair's effect with the mitigation is shown equivalent to zero."""
-        return bool(self.groups) and all(g.removed for g in self.groups)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mitigation": self.mitigation, "n_pairs": self.n_pairs, "n_failed_check": self.n_failed_check,
-                "n_not_undone": self.n_not_undone, "n_compared": self.n_compared, "margin": self.margin,
-                "alpha": self.alpha, "removed": self.removed, "null_hypothesis": self.null_hypothesis,
-                "method": self.method, "groups": [g.to_dict() for g in self.groups],
-                "failed_pairs": self.checks.loc[~self.checks["trusted"], "pair_id"].astype(str).tolist()}
-
-    def __str__(self) -> str:
-        lines = [f"Mitigation {self.mitigation!r}: {self.n_compared} of {self.n_pairs} pairs compared "
-                 f"({self.n_failed_check} failed the rewrite check and were not trusted; "
-                 f"{self.n_not_undone} had a side that could not be rewritten)."]
-        for g in self.groups:
-            lines.append(f"{g.group}: effect without {g.effect_without:+.3f} (p={g.pvalue_without:.3g}), "
-                         f"with {g.effect_with:+.3f} (p={g.pvalue_with:.3g}); change {g.change:+.3f} "
-                         f"[{g.change_ci_low:+.3f}, {g.change_ci_high:+.3f}], p={g.change_pvalue:.3g}"
-                         f"{' (changed)' if g.change_reject else ' (no change shown)'}.")
-            if g.margin is None:
-                lines.append("  Removal not assessed: no equivalence margin was given.")
-            elif g.removed:
-                lines.append(f"  The mitigation removed IP here: the effect with it is shown within ±{g.margin:g}.")
-            else:
-                lines.append(f"  Not shown removed: the effect with it is {g.equivalence} against ±{g.margin:g} "
-                             "(a non-rejection is not removal).")
-        return "\n".join(lines)
-
-
-def _score(answered: PairSet, scorer: str | Callable[[str], float], scoring: Mapping[str, Any] | None) -> PairSet:
+def _score(answered: PairSet, scorer: Any, scoring: Mapping[str, Any] | None) -> PairSet:
+    """Score a run with a Scorer, a scorer name, or a ``str -> float`` rater (the essay scorer's)."""
     from ipcausal.scoring import score_pairs
+    from ipcausal.scoring.registry import Scorer
 
     kw = dict(scoring or {})
-    if callable(scorer):
-        return score_pairs(answered, "essay", rater=scorer, **kw).pairs
-    return score_pairs(answered, scorer, **kw).pairs
+    if isinstance(scorer, (Scorer, str)):
+        return score_pairs(answered, scorer, **kw).pairs
+    return score_pairs(answered, "essay", rater=scorer, **kw).pairs
 
 
 def evaluate_mitigation(
@@ -341,7 +251,7 @@ def evaluate_mitigation(
     backend: Any,
     mitigation: Mitigation | str,
     *,
-    scorer: str | Callable[[str], float],
+    scorer: Any,
     scoring: Mapping[str, Any] | None = None,
     margin: float | None = None,
     cache: Any = None,
@@ -368,9 +278,12 @@ def evaluate_mitigation(
         The model (any backend, the SCM simulator included).
     mitigation : Mitigation or {"markers", "dialect", "strip", "instruct"}
         The countermeasure.
-    scorer : str or callable
-        A scorer name of :func:`ipcausal.scoring.score_pairs` with an interval outcome
-        (``"mcq"``, ``"essay"`` …), or a ``str -> float`` rater (e.g. ``SimulatedModel.score``).
+    scorer : Scorer, str or callable
+        A Scorer (:func:`ipcausal.scoring.get_scorer`, a case's own), a scorer name of
+        :func:`ipcausal.scoring.score_pairs` (``"mcq"``, ``"essay"`` …), or a ``str -> float``
+        rater (e.g. ``SimulatedModel.score``).  A similarity scorer is tested as
+        :mod:`ipcausal.study.casemitigation` says (change: s_with − s_without per pair; removed:
+        median(s_with) shown above m0, which is 0.8 here).
     scoring : mapping, optional
         More keywords for ``score_pairs`` (``backend`` of a judge, ``k`` …).
     margin : float, optional
@@ -402,16 +315,13 @@ def evaluate_mitigation(
     >>> g.effect_without > 0.5, abs(g.effect_with) < 0.1, g.change_reject, g.removed
     (True, True, True, True)
     """
-    import ipcausal
-    from ipcausal.backends.cache import ResponseCache
-    from ipcausal.stats._validate import as_generator
-    from ipcausal.study.compare import compare
+    from ipcausal.scoring.registry import Scorer
 
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
     m = _mitigation(mitigation)
-    if not (callable(scorer) or isinstance(scorer, str)):
-        raise TypeError("`scorer` must be a scorer name or a callable str -> float")
+    if not (callable(scorer) or isinstance(scorer, (str, Scorer))):
+        raise TypeError("`scorer` must be a scorer name or a callable str -> float (or a Scorer)")
     if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
                                or not math.isfinite(margin) or margin <= 0):
         raise ValueError(f"`margin` must be a positive finite number or None, got {margin!r}")
@@ -425,6 +335,69 @@ def evaluate_mitigation(
         raise ValueError(f"`run_options` has unknown key(s) {unknown}; allowed: {list(_RUN_KEYS)}")
     if cluster is not None and cluster not in pairs:
         raise ValueError(f"`cluster` names no column of `pairs`: {cluster!r}")
+    return evaluate_runs(pairs, backend, m, scorer=scorer, scoring=scoring,
+                         tests={"alpha": alpha, "method": method, "margin": margin}, cache=cache,
+                         run_options=opts, cluster=cluster, rng=rng)
+
+
+def _model_label(ps: PairSet) -> str:
+    """The run's single model name (the with/without runs must share it to be tested alike)."""
+    if "model" in ps:
+        names = ps["model"].dropna().astype(str).unique()
+        if len(names) == 1:
+            return str(names[0])
+    return "model"
+
+
+def _similarity(ps: PairSet) -> PairSet:
+    """A similarity run as pseudo-scores (score_i = 0, score_j = s): compare() then tests s_a − s_b per pair.
+
+    s is symmetric, so every pair is first stored in its background pair's usual direction (the one
+    most pairs have, ties alphabetical, as ``ipcausal.test`` orients a group): a pseudo-Δ never flips.
+    """
+    df = ps.to_frame()
+    bi, bj = df["background_i"].astype(str), df["background_j"].astype(str)
+    key = [tuple(sorted(k)) for k in zip(bi, bj)]
+    fwd = pd.Series([a == k[0] for a, k in zip(bi, key)], index=df.index)
+    share = fwd.groupby(pd.Series(key, index=df.index).astype(str)).transform("mean")
+    flip = (fwd & (share < 0.5)) | (~fwd & (share >= 0.5))
+    df.loc[flip, ["background_i", "background_j"]] = df.loc[flip, ["background_j", "background_i"]].to_numpy()
+    return PairSet.from_frame(df.assign(score_i=0.0, score_j=df["similarity"].astype(float)).drop(columns="similarity"))
+
+
+def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any, scoring: Mapping[str, Any] | None,
+                  tests: Mapping[str, Any], cache: Any, run_options: Mapping[str, Any], cluster: str | None,
+                  rng: Any) -> MitigationResult:
+    """The two runs and their tests: the engine of :func:`evaluate_mitigation` and of
+    :func:`~ipcausal.study.casemitigation.run_case_mitigation`.
+
+    ``tests`` holds :func:`ipcausal.test` options (``alpha``, ``correction``, ``m0``, ``method``,
+    ``n_resamples``, ``alternative``, ``margin``); the outcome follows the scored runs.
+
+    Examples
+    --------
+    >>> from ipcausal.testing import SimulatedModel
+    >>> sim = SimulatedModel(effect=1.0, noise=0.5, seed=1)
+    >>> ps = PairSet.from_frame(sim.study(n=20, rng=0).to_frame()[["pair_id", "background_i", "background_j",
+    ...                                                             "x_i", "x_j"]])
+    >>> r = evaluate_runs(ps, sim, "markers", scorer=sim.score, scoring=None, tests={"margin": 0.3},
+    ...                   cache=None, run_options={"progress": False}, cluster=None, rng=0)
+    >>> r.groups[0].change < -0.5, r.removed
+    (True, True)
+    """
+    import ipcausal
+    from ipcausal.backends.cache import ResponseCache
+    from ipcausal.outcomes import directed
+    from ipcausal.stats._validate import as_generator
+    from ipcausal.study.compare import compare
+
+    m = _mitigation(mitigation)
+    unknown = sorted(set(tests) - set(_TEST_KEYS))
+    if unknown:
+        raise ValueError(f"`tests` has unknown key(s) {unknown}; allowed: {list(_TEST_KEYS)}")
+    tk = {k: v for k, v in tests.items() if v is not None}
+    margin, alpha = tk.pop("margin", None), float(tk.get("alpha", 0.05))
+    opts = dict(run_options)
     opts.setdefault("progress", False)
     cache = ResponseCache(":memory:") if cache is None else cache
     mitigated, checks = apply_mitigation(pairs, m, cache=cache)
@@ -439,39 +412,44 @@ def evaluate_mitigation(
         with_opts["system"] = m.system if not opts.get("system") else f"{m.system}\n\n{opts['system']}"
     with_ = _score(ipcausal.run(mitigated, backend, cache=cache, **with_opts), scorer, scoring)
     common = set(without["pair_id"].astype(str)) & set(with_["pair_id"].astype(str))
+    if not common:
+        raise ValueError(f"`mitigation` {m.name!r}: no pair was scored in both runs; nothing to compare")
 
     def only(ps: PairSet) -> PairSet:
         return PairSet.from_frame(ps.to_frame().loc[ps["pair_id"].astype(str).isin(common).to_numpy()]
                                   .drop(columns=["model"], errors="ignore").assign(model=_model_label(ps)))
 
     w0, w1 = only(without), only(with_)
-    kw = dict(outcome="interval", alpha=alpha, method=method, cluster=cluster, margin=margin)
-    r0 = ipcausal.test(w0, rng=gen, **{k: v for k, v in kw.items() if k != "margin"})
-    r1 = ipcausal.test(w1, rng=gen, **kw)
-    rc = compare(w1, w0, labels=("with", "without"), alpha=alpha, method=method, rng=gen, cluster=cluster)
-    by0 = {g.group: g for g in r0.groups}
-    by1 = {g.group: g for g in r1.groups}
+    interval = directed(w0.outcome)
+    base_kw = dict(outcome=w0.outcome, cluster=cluster, **tk)
+    r0 = ipcausal.test(w0, rng=gen, **base_kw)
+    r1 = ipcausal.test(w1, rng=gen, margin=margin if interval else None, **base_kw)
+    above = None
+    if not interval:  # removal: median(s_with) shown above m0 by the sign test ("greater")
+        above = {g.group: g for g in ipcausal.test(w1, rng=gen, **{**base_kw, "alternative": "greater"}).groups}
+    ck = {k: tk[k] for k in ("alpha", "correction", "method", "n_resamples") if k in tk}
+    c0, c1 = (w0, w1) if interval else (_similarity(w0), _similarity(w1))
+    rc = compare(c1, c0, labels=("with", "without"), rng=gen, cluster=cluster, **ck)
+    by0, by1 = {g.group: g for g in r0.groups}, {g.group: g for g in r1.groups}
     groups = []
     for c in rc.groups:
         g0, g1 = by0[c.group], by1[c.group]
-        eq = g1.equivalence  # EquivalenceInfo, or None without a margin
+        if interval:
+            eq = g1.equivalence
+            verdict, eq_p = (eq.verdict, eq.pvalue) if eq is not None else (None, None)
+            removed = verdict == "equivalent"
+        else:
+            ga = above[c.group]
+            verdict = "above m0" if ga.reject else "not shown above m0"
+            eq_p, removed = float(ga.pvalue_adjusted), bool(ga.reject)
         groups.append(MitigationGroup(
             group=c.group, background_a=c.background_a, background_b=c.background_b, n=c.n,
             effect_without=g0.effect, pvalue_without=g0.pvalue_adjusted, reject_without=g0.reject,
             effect_with=g1.effect, pvalue_with=g1.pvalue_adjusted, reject_with=g1.reject,
             change=c.effect, change_ci_low=c.ci_low, change_ci_high=c.ci_high, change_pvalue=c.pvalue_adjusted,
-            change_reject=c.reject, margin=margin, equivalence=eq.verdict if eq else None,
-            equivalence_pvalue=eq.pvalue if eq else None, removed=eq is not None and eq.verdict == "equivalent"))
+            change_reject=c.reject, margin=margin if interval else None, equivalence=verdict,
+            equivalence_pvalue=eq_p, removed=removed))
     return MitigationResult(
         mitigation=m.name, groups=tuple(groups), n_pairs=len(pairs), n_failed_check=int((~checks["trusted"]).sum()),
         n_not_undone=int((checks["not_undone"] != "").sum()), n_compared=len(common), checks=checks,
         without=r0, with_=r1, comparison=rc, pairs_without=w0, pairs_with=w1, margin=margin, alpha=alpha)
-
-
-def _model_label(ps: PairSet) -> str:
-    """The run's single model name (the with/without runs must share it to be tested alike)."""
-    if "model" in ps:
-        names = ps["model"].dropna().astype(str).unique()
-        if len(names) == 1:
-            return str(names[0])
-    return "model"
