@@ -56,12 +56,13 @@ def register(sub: Any) -> None:
     from ipcausal.study.defaults import MITIGATION_KINDS
 
     g = p.add_argument_group("mitigation (--mitigation)")
-    # an LLM rewrite needs its own model: that is `ipcausal mitigate --mitigation rewrite`, not a case run
-    g.add_argument("--mitigation", choices=[k for k in MITIGATION_KINDS if k != "rewrite"],
+    g.add_argument("--mitigation", choices=MITIGATION_KINDS,
                    help="also run the case with this mitigation applied to both prompts of every pair, on the "
                         "same pairs and cache, and report per background pair the effect without and with, the "
                         "test of the change, and 'removed' only where shown (mitigation.json/.txt, checks.csv)")
     g.add_argument("--instruction", metavar="TEXT", help="--mitigation instruct: the system instruction")
+    add_backend(g, prefix="rewriter-", what="--mitigation rewrite: the LLM that restates each prompt in Standard "
+                                            "American English")
     q = p.add_argument_group("sequential audit (--sequential)")
     q.add_argument("--sequential", action="store_true",
                    help="run the case as an anytime-valid audit (`ipcausal audit`): stop sending pairs once "
@@ -104,6 +105,9 @@ def main(args: argparse.Namespace) -> int:
         raise CliError("--mitigation takes one answer per prompt: drop --samples")
     if args.instruction is not None and args.mitigation != "instruct":
         raise CliError("--instruction is an option of --mitigation instruct")
+    if (args.mitigation == "rewrite") != (args.rewriter_backend is not None):
+        raise CliError("--mitigation rewrite needs --rewriter-backend (the model that rewrites), and "
+                       "--rewriter-backend applies to it only")
     if args.mitigation is not None and args.max_pairs is not None:
         raise CliError("--max-pairs is an option of --sequential")
     if not args.sequential and args.mitigation is None and (args.margin is not None or args.max_pairs is not None
@@ -164,8 +168,9 @@ def main(args: argparse.Namespace) -> int:
         from ipcausal.study.casemitigation import run_case_mitigation
         from ipcausal.study.mitigation import Mitigation
 
-        mres = run_case_mitigation(case, backend, Mitigation(args.mitigation, instruction=args.instruction),
-                                   **{k: v for k, v in common.items() if k != "progress"})
+        mitigation = Mitigation(args.mitigation, instruction=args.instruction,
+                                rewriter=make_backend(args, prefix="rewriter-"))
+        mres = run_case_mitigation(case, backend, mitigation, **{k: v for k, v in common.items() if k != "progress"})
         print()
         print(mres)
         print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ipcausal.pairs import PairSet
+from ipcausal.study._mitigation_texts import rewrite_side
 from ipcausal.study.defaults import DEFAULTS, MITIGATION_KINDS
 from ipcausal.study.mitigationresult import MitigationGroup, MitigationResult
 
@@ -119,42 +120,6 @@ def _mitigation(m: Any) -> Mitigation:
     raise TypeError(f"`mitigation` must be a Mitigation or one of {KINDS}, got {type(m).__name__}")
 
 
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def _llm_rewrite(text: str, row: Mapping[str, Any], side: str, rewriter: Any, memo: dict[str, Any]) -> Any:
-    """The ``rewrite`` kind: the cue-carrying part (``prompt_<side>`` where it is inside the text) restated."""
-    from ipcausal.interventions.neutralize import Neutralized
-    from ipcausal.interventions.rewrite import rewrite_default
-
-    part = row.get(f"prompt_{side}")
-    part = str(part) if not _missing(part) and str(part).strip() and str(part) in text else text
-    if part not in memo:  # a prompt shared by several pairs is rewritten once
-        memo[part] = rewrite_default(part, rewriter, rng=0)
-    r = memo[part]
-    if not r.changed:
-        return Neutralized(text, text, undone=r.undone, reason=r.reason)
-    return Neutralized(text.replace(part, r.text), text)
-
-
-def _rewrite(kind: str, text: str, row: Mapping[str, Any], side: str) -> Any:
-    from ipcausal.interventions.neutralize import Neutralized, default_markers, strip_cues, undo_edits
-
-    if kind == "markers":
-        return default_markers(text)
-    if kind == "strip":
-        return strip_cues(text, [str(row["background_i"]), str(row["background_j"])])
-    edits = row.get(f"edits_{side}")
-    if _missing(edits):
-        gen = row.get(f"generator_{side}")
-        if not _missing(gen) and str(gen) not in ("source", "aae_features", "esl_errors"):
-            return Neutralized(text, text, undone=False, reason=f"rewritten by {gen}: no edits recorded to undo")
-        return Neutralized(text, text)
-    src = row.get(f"prompt_{side}")
-    return undo_edits(text, edits, source=None if _missing(src) else str(src))
-
-
 def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str, *,
                      cache: Any = None) -> tuple[PairSet, pd.DataFrame]:
     """Apply ``mitigation`` to both prompts of every pair and check each rewrite.
@@ -215,7 +180,7 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str, *,
                 new[f"x_{side}"].append(x)
                 out[f"changed_{side}"], out[f"problems_{side}"] = False, ""
                 continue
-            r = _llm_rewrite(x, rec, side, rewriter, memo) if m.kind == "rewrite" else _rewrite(m.kind, x, rec, side)
+            r = rewrite_side(m.kind, x, rec, side, rewriter, memo)
             probs = [] if not r.changed else [p.kind for p in check_pair(x, r.text, allowed=r.edits)
                                               if p.kind != "unchanged"]
             if not r.undone:

@@ -62,3 +62,14 @@ def test_bad_combinations_are_refused(tmp_path, capsys, extra, message):
 def test_an_unknown_mitigation_is_refused(tmp_path, capsys):
     assert main(_case("--mitigation", "hide", out=tmp_path / "x")) == 2
     assert "--mitigation" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_the_rewrite_mitigation_needs_its_rewriter(tmp_path, capsys) -> None:
+    from ipcausal.cli import main as cli_main
+
+    assert cli_main(["case", "echo", "--backend", "simulated", "--mitigation", "rewrite", "--limit", "4",
+                     "-o", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "--mitigation rewrite needs --rewriter-backend" in capsys.readouterr().err
+    assert cli_main(["case", "echo", "--backend", "simulated", "--mitigation", "strip", "--rewriter-backend",
+                     "local", "--limit", "4", "-o", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "--rewriter-backend applies to it only" in capsys.readouterr().err

@@ -98,14 +98,14 @@ def test_rewrite_check_failures_are_counted_reported_and_dropped_from_both_runs(
     sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
     ps = tag_backgrounds(get_case("echo").source(given=False).load(0, 12))
     bad = {str(ps["pair_id"].iloc[k]) for k in (0, 3)}
-    real = mod._rewrite
+    real = mod.rewrite_side
 
-    def rewrite(kind, text, row, side):
+    def rewrite(kind, text, row, side, *args):
         if str(row["pair_id"]) in bad and side == "j":
             return Neutralized(text + " In 1999.", text)  # adds a number: S changed
-        return real(kind, text, row, side)
+        return real(kind, text, row, side, *args)
 
-    monkeypatch.setattr(mod, "_rewrite", rewrite)
+    monkeypatch.setattr(mod, "rewrite_side", rewrite)
     res = run_case_mitigation("echo", sim, "strip", pairs=ps, scorer=READ, out=tmp_path)
     r = res.result
     assert r.n_failed_check == 2 and r.n_compared == 10 and r.groups[0].n == 10
