@@ -128,14 +128,14 @@ def test_a_rewrite_that_changes_s_is_excluded(monkeypatch):
     sim = SimulatedModel(effect=1.0, seed=8)
     ps = _pairs(sim, 12)
     bad_id = str(ps["pair_id"].iloc[0])
-    real = mod._rewrite
+    real = mod.rewrite_side
 
-    def rewrite(kind, text, row, side):
+    def rewrite(kind, text, row, side, *args):
         if str(row["pair_id"]) == bad_id and side == "j":
             return Neutralized(text + " In 1999.", text)  # adds a number: S changed
-        return real(kind, text, row, side)
+        return real(kind, text, row, side, *args)
 
-    monkeypatch.setattr(mod, "_rewrite", rewrite)
+    monkeypatch.setattr(mod, "rewrite_side", rewrite)
     res = evaluate_mitigation(ps, sim, "markers", scorer=sim.score, rng=0)
     assert res.n_failed_check == 1 and res.n_compared == 11
     assert res.to_dict()["failed_pairs"] == [bad_id]
