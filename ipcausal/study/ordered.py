@@ -145,7 +145,7 @@ def _delta(df: Any, a: str, b: str) -> np.ndarray:
 def cue_matrix(df: Any, a: str, b: str, column: str, cues: Sequence[str]) -> tuple[np.ndarray | None, str]:
     """``y`` (prompts × cues, each cell the prompt's Δ (or similarity) under that cue), or ``None`` and the reason."""
     if "prompt_id" not in df:
-        return None, "needs `prompt_id`"
+        return None, "needs `prompt_id` (the same prompt under every cue); these pairs have none"
     d = _delta(df, a, b)
     keys = list(zip(df["prompt_id"].astype(str), df[column].astype(str)))
     if len(set(keys)) != len(keys):
