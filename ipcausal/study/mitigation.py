@@ -317,15 +317,21 @@ def _model_label(ps: PairSet) -> str:
 def _similarity(ps: PairSet) -> PairSet:
     """A similarity run as pseudo-scores (score_i = 0, score_j = s): compare() then tests s_a − s_b per pair.
 
-    s is symmetric, so every pair is first stored in its background pair's usual direction (the one
-    most pairs have, ties alphabetical, as ``ipcausal.test`` orients a group): a pseudo-Δ never flips.
+    s is symmetric, so every pair is first stored in its background pair's direction as
+    :func:`ipcausal.study.groups.orient` (the rule of ``ipcausal.test``) gives it: a pseudo-Δ never flips.
     """
+    from ipcausal.study.groups import orient
+
     df = ps.to_frame()
-    bi, bj = df["background_i"].astype(str), df["background_j"].astype(str)
-    key = [tuple(sorted(k)) for k in zip(bi, bj)]
-    fwd = pd.Series([a == k[0] for a, k in zip(bi, key)], index=df.index)
-    share = fwd.groupby(pd.Series(key, index=df.index).astype(str)).transform("mean")
-    flip = (fwd & (share < 0.5)) | (~fwd & (share >= 0.5))
+    bi, bj = df["background_i"].astype(str).tolist(), df["background_j"].astype(str).tolist()
+    key = [(min(a, b), max(a, b)) for a, b in zip(bi, bj)]
+    counts: dict[tuple[str, str], list[int]] = {}
+    for k, a in zip(key, bi):  # per background pair: (pairs stored low -> high, pairs)
+        c = counts.setdefault(k, [0, 0])
+        c[0] += a == k[0]
+        c[1] += 1
+    way = {k: orient(k[0], k[1], f, n, rank=None, one_sided=False) for k, (f, n) in counts.items()}
+    flip = np.array([(a, b) != way[k] for a, b, k in zip(bi, bj, key)], dtype=bool)
     df.loc[flip, ["background_i", "background_j"]] = df.loc[flip, ["background_j", "background_i"]].to_numpy()
     return PairSet.from_frame(df.assign(score_i=0.0, score_j=df["similarity"].astype(float)).drop(columns="similarity"))
 
