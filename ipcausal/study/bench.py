@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ipcausal.study.benchprobe import stored_answers
 from ipcausal.study.benchreport import BenchCell, BenchComparison, BenchReport, CellGroup, probe_text
 from ipcausal.study.benchspec import BenchSpec, CaseSpec, ModelSpec, read_spec
 
@@ -122,19 +123,6 @@ def _cost(folder: Path, m: ModelSpec) -> float | None:
                      price_output=m.price_output).cost
 
 
-def _stored(cache: Any) -> int:
-    """Answers stored in a model's response cache (the cells of one model run in turn, so the
-    difference across a cell is what the cell sent and got answered)."""
-    from ipcausal.backends.cache import ResponseCache
-
-    if isinstance(cache, ResponseCache):
-        return len(cache)
-    if not cache.is_file():
-        return 0
-    with ResponseCache(cache) as c:
-        return len(c)
-
-
 def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: dict[str, Any],
              progress: bool, cache: Any = None) -> tuple[BenchCell, Any]:
     """Run one (model, case) cell into ``root/cells/<model>/<case>/``; its BenchCell and scored pairs.
@@ -167,10 +155,10 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
         backend = shared["backend"]
     if cache is None:
         cache = root / "cache" / f"{m.name}.sqlite"
-    before = _stored(cache)
+    before = stored_answers(cache)
     res = run_case(case, backend, pairs=pairs, out=folder, scorer=scorer, limit=cs.limit, seed=spec.seed,
                    progress=False, cache=cache)
-    sent = _stored(cache) - before  # the cell's own run (the mitigation's arms come after)
+    sent = stored_answers(cache) - before  # the cell's own run (the mitigation's arms come after)
     mitigated: dict[str, Any] = {}
     if cs.mitigation is not None:  # the same pairs with the case's mitigation (the simulator: tagged prompts)
         from ipcausal.study.casemitigation import bench_mitigation

@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-__all__ = ["CellProbe", "reading", "probe_cell", "probe_text", "READINGS", "READING_MEANINGS", "PROBE_COLUMNS"]
+__all__ = ["CellProbe", "reading", "probe_cell", "probe_text", "READINGS", "READING_MEANINGS", "PROBE_COLUMNS",
+           "stored_answers"]
 
 #: (can infer, does use) → the cell's reading.
 READINGS: dict[tuple[bool, bool], str] = {
@@ -140,13 +141,27 @@ class CellProbe:
                 "can_infer": self.can_infer, "does_use": self.does_use, "reading": self.reading}
 
 
-def _stored(cache: Any) -> int | None:
+def stored_answers(cache: Any) -> int | None:
+    """Answers stored in a model's response cache, ``None`` without one, 0 for a file not yet written.
+
+    The cells of one model run in turn, so the difference across a step is what the step sent
+    and got answered (the bench's ``sent`` counts).
+
+    Examples
+    --------
+    >>> stored_answers(None), stored_answers(__import__("pathlib").Path("/nonexistent/cache.sqlite"))
+    (None, 0)
+    """
+    from pathlib import Path
+
     from ipcausal.backends.cache import ResponseCache
 
     if cache is None:
         return None
     if isinstance(cache, ResponseCache):
         return len(cache)
+    if not Path(cache).is_file():
+        return 0
     with ResponseCache(cache) as c:
         return len(c)
 
@@ -177,14 +192,14 @@ def probe_cell(cell: Any, pairs: Any, backend: Any, *, backgrounds: Any, alpha: 
     if not isinstance(alpha, float) or not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be a level in (0, 1), got {alpha!r}")
     does_use = any(bool(g.reject) for g in cell.groups)
-    before = _stored(cache)
+    before = stored_answers(cache)
     try:
         res = probe(pairs, backend, backgrounds=tuple(backgrounds), rng=seed, cache=cache)
     except Exception as exc:  # noqa: BLE001 - the cell's run stands; the probe's failure is reported with it
         nan = math.nan
         return replace(cell, probe=CellProbe(0, 0, 0, 0, nan, nan, nan, nan, nan, alpha=alpha, does_use=does_use,
                                              error=f"{type(exc).__name__}: {exc}"))
-    after = _stored(cache)
+    after = stored_answers(cache)
     # no answered prompt: no test, no reading (``n`` 0 and the failed or unparseable counts say why)
     can_infer = bool(res.pvalue <= alpha) if res.n > 0 else None
     p = CellProbe(int(res.correct), int(res.n), int(res.unparseable), int(res.failed), float(res.accuracy),
