@@ -49,6 +49,8 @@ _KINDS: dict[str, tuple[str, str]] = {
     "local": ("ipcausal.backends.local", "LocalBackend"),
     "openai": ("ipcausal.backends.openai_backend", "OpenAIBackend"),
     "vllm": ("ipcausal.backends.vllm_backend", "VLLMBackend"),
+    # the SCM simulator (a known truth, offline); it lives with the testing tools, above the study layer
+    "simulated": ("ipcausal.testing.simulator", "SimulatedModel"),
 }
 BACKEND_KINDS: tuple[str, ...] = tuple(_KINDS)
 
@@ -58,14 +60,17 @@ def get_backend(kind: str, **kwargs: Any) -> Backend:
 
     Parameters
     ----------
-    kind : {"local", "openai", "vllm"}
+    kind : {"local", "openai", "vllm", "simulated"}
         ``"local"``: a GGUF model in process (llama.cpp; default SmolLM2-135M-Instruct).
         ``"openai"``: OpenAI or any OpenAI-compatible server (``base_url=``).
         ``"vllm"``: vLLM in process (tensor/pipeline parallel, Ray).
+        ``"simulated"``: the SCM simulator, whose implicit personalization is known exactly
+        (``effect=``, ``noise=``, ``seed=``, ``backgrounds=``, ``probe_accuracy=``, ``known=`` …).
     **kwargs
         Passed to the backend class (:class:`~ipcausal.backends.local.LocalBackend`,
         :class:`~ipcausal.backends.openai_backend.OpenAIBackend`,
-        :class:`~ipcausal.backends.vllm_backend.VLLMBackend`), e.g. ``model=``.
+        :class:`~ipcausal.backends.vllm_backend.VLLMBackend`,
+        :class:`~ipcausal.testing.SimulatedModel`), e.g. ``model=``.
 
     Returns
     -------
@@ -82,7 +87,9 @@ def get_backend(kind: str, **kwargs: Any) -> Backend:
     >>> get_backend("gpt")
     Traceback (most recent call last):
     ...
-    ValueError: `kind` must be one of 'local', 'openai', 'vllm', got 'gpt'
+    ValueError: `kind` must be one of 'local', 'openai', 'vllm', 'simulated', got 'gpt'
+    >>> get_backend("simulated", effect=1.0, seed=3).detect("Which colour is best?")
+    'british'
     >>> backend = get_backend("local", model="smollm2-135m-instruct")  # doctest: +SKIP
     """
     if not isinstance(kind, str) or kind not in _KINDS:

@@ -12,6 +12,10 @@ inside inspect against a known truth::
 (``inspect eval … --model ipcausal/simulated -M effect=0.8 -M levels=5`` on the command line.)
 Each answer is the simulator's ``"Answer: <v> …"`` for the user messages joined by newlines;
 with ``temperature > 0`` inspect's ``seed`` (default 0) and the sample's position make the draw.
+The simulator reads each prompt's background from its own cues (a stated belief, a stated age,
+culture markers, dialect features: :mod:`ipcausal.testing._cues`), so the built-in cases' pairs
+exported to inspect (``ip_task``) are personalized with ``-M effect=…``; a prompt it cannot read
+is answered with no effect and named in one ``BackgroundUnknownWarning``.
 """
 
 from __future__ import annotations

@@ -100,6 +100,8 @@ def read_probe_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | None:
     --------
     >>> read_probe_prompt(probe_prompt("Hi", ["a", "b"], {"a": "first"}))
     ('Hi', ('a', 'b'))
+    >>> read_probe_prompt(probe_prompt("Hi", ["young", "old"], {"young": "a young adult (twenties)"}))
+    ('Hi', ('young', 'old'))
     >>> read_probe_prompt("Hi") is None
     True
     """
@@ -114,7 +116,19 @@ def read_probe_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | None:
     found = _OPTION.findall(tail)
     if len(found) < 2 or [a for a, _ in found] != list(_LETTERS[:len(found)]):
         return None
-    return message, tuple(re.sub(r" \([^()]*\)$", "", o) for _, o in found)
+    return message, tuple(_without_label(o) for _, o in found)
+
+
+def _without_label(option: str) -> str:
+    """An option's background name: the text before its final, balanced ``" (label)"`` (labels may nest)."""
+    if not option.endswith(")"):
+        return option
+    depth = 0
+    for k in range(len(option) - 1, 0, -1):
+        depth += {")": 1, "(": -1}.get(option[k], 0)
+        if depth == 0:
+            return option[:k - 1] if option[k - 1:k + 1] == " (" else option
+    return option
 
 
 _EXPLICIT = re.compile(r"(?i:answer|option|choice|letter)\s*(?i:is)?\s*:?\s*(?:\(([A-Za-z])\)|([A-Z])\b)")

@@ -2,7 +2,8 @@
 
 The probe prompt is recognised by :func:`ipcausal.study.probe.read_probe_prompt` (it starts
 with :data:`~ipcausal.study.probe.PROBE_MARKER`).  The true background is what the simulator
-itself infers from the quoted message (its markers, :meth:`SimulatedModel.detect`).  With
+itself infers from the quoted message (:meth:`SimulatedModel.detect`: its ``known`` mapping, its
+markers and tags, the cases' cues), matched to an option by name (``british`` is ``uk``).  With
 ``probe_accuracy=a`` the answer names it with probability a and one of the other options,
 uniformly, otherwise, so P(correct) = a exactly (a = 1/|B| is chance: the probe's null holds
 exactly); when the message implies no background (no marker, or a tie) the answer is uniform
@@ -26,23 +27,24 @@ def _uniform(*parts: object) -> float:
     return (int.from_bytes(h, "big") + 0.5) / 2.0**64
 
 
-def probe_answer(sim: Any, prompt: str, probe: tuple[str, tuple[str, ...]], temperature: float,
+def probe_answer(sim: Any, prompt: str, options: tuple[str, ...], truth: str | None, temperature: float,
                  sample_seed: int | None) -> str:
-    """The simulated answer to the probe prompt ``prompt`` (read as ``probe`` = (message, options))."""
-    message, options = probe
-    truth = sim.detect(message)
+    """The simulated answer to the probe prompt ``prompt`` with ``options``, whose message's background is ``truth``."""
+    from ipcausal.testing._cues import same
+
     draw = (sim.seed, "probe", prompt) + ((sample_seed, float(temperature)) if temperature > 0 else ())
     u, v = _uniform(*draw, "u"), _uniform(*draw, "v")
-    known = truth in options
+    right = next((i for i, o in enumerate(options) if truth is not None and same(o, truth)), None)
+    known = right is not None
     acc = sim.probe_accuracy
     if acc is None:
         if not known:
             return "I cannot tell from this message."
-        pick = options.index(truth)
+        pick = right
     elif known and u < acc:
-        pick = options.index(truth)
+        pick = right
     elif known:
-        others = [i for i in range(len(options)) if options[i] != truth]
+        others = [i for i in range(len(options)) if i != right]
         pick = others[min(int(v * len(others)), len(others) - 1)]
     else:
         pick = min(int(v * len(options)), len(options) - 1)

@@ -6,11 +6,25 @@ background B is known exactly, so the whole pipeline (pairs → :func:`ipcausal.
 
 How a response is made, for a prompt X (all message contents joined by newlines):
 
-1. **B is detected** from X.  Every background has *markers*: the words listed for it in
-   ``markers`` (default: a built-in American/British list for backgrounds named
-   ``"american"`` and ``"british"``) and its tag ``[name]`` (e.g. ``[AAE]``).  Markers match
-   whole words, case-insensitively.  The background with strictly the most hits is B; no hit,
-   or a tie between backgrounds, means no background is inferred (B = None).
+1. **B is detected** from X, by the first of these that speaks:
+
+   a. the mapping ``known`` it was given (prompt → background; the prompt is the last message),
+      the declared truth;
+   b. the background's own *markers* in X: the words listed for it in ``markers`` (default: a
+      built-in American/British list for backgrounds named ``"american"`` and ``"british"``) and
+      its tag ``[name]`` (e.g. ``[AAE]``), whole words, case-insensitively; the background with
+      strictly the most hits is B (a tie between backgrounds: B = None);
+   c. the built-in cases' own cues, read with the package's detectors (:mod:`ipcausal.testing._cues`):
+      a stated belief, a stated age, culture markers, dialect features.  A cue that names no
+      background of ``backgrounds`` takes its rank in its own family (``false_belief`` is 1), so
+      the simulator answers every built-in case's prompts.
+
+   A prompt told by (a) is answered exactly as the same prompt with the tag ``[B]`` before its
+   last message (the noise ε below is drawn for that text).  A prompt read by (c) has its S read
+   with the cue taken out (the stated belief dropped, British markers read as American ones, the
+   age words as one word), so the two prompts of a built-in case's pair share S.  When none tells
+   (no mapping, marker, tag or cue; or a tie), B = None, no effect is applied, and the simulator
+   says so once with a :class:`BackgroundUnknownWarning` that names the prompts.
 2. **S is read** from X: its words, lower-cased, with every marker replaced by the token of its
    position (markers are aligned by position: the k-th marker of every background means the
    same), tags and punctuation dropped.  Swapping markers therefore leaves S unchanged.
@@ -41,6 +55,9 @@ import hashlib
 import math
 import numbers
 import re
+import threading
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
@@ -52,11 +69,12 @@ from ipcausal.outcomes import directed
 from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, check_option_texts, messages_of
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
-from ipcausal.study.probe import PROBE_MARKER, read_probe_prompt
+from ipcausal.study.probe import PROBE_MARKER, probe_prompt, read_probe_prompt
+from ipcausal.testing import _cues
 from ipcausal.testing._markers import AMERICAN, BRITISH
 from ipcausal.testing._probe import probe_answer
 
-__all__ = ["SimulatedModel", "DEFAULT_BACKGROUNDS"]
+__all__ = ["SimulatedModel", "DEFAULT_BACKGROUNDS", "BackgroundUnknownWarning"]
 
 DEFAULT_BACKGROUNDS: tuple[str, ...] = ("american", "british")
 _BUILTIN_MARKERS: dict[str, tuple[str, ...]] = {"american": AMERICAN, "british": BRITISH}
@@ -65,6 +83,35 @@ _Z75 = _ND.inv_cdf(0.75)
 _ANSWER = re.compile(r"Answer:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 _TOKEN = re.compile(r"\[[^\]\n]+\]|[A-Za-z]+")
 _OUTCOMES = ("interval", "similarity")
+_SHOWN = 3  # prompts the warning names
+
+
+class BackgroundUnknownWarning(UserWarning):
+    """The simulator could not tell some prompts' background and answered them with no effect."""
+
+
+def _known(known: Any) -> dict[str, str]:
+    """``known`` as prompt → background (a PairSet's prompts that stand for two backgrounds left out)."""
+    if known is None:
+        return {}
+    if isinstance(known, PairSet):
+        df = known.to_frame()
+        seen: dict[str, set[str]] = {}
+        for s in ("i", "j"):
+            for x, b in zip(df[f"x_{s}"], df[f"background_{s}"]):
+                seen.setdefault(str(x), set()).add(str(b))
+        return {x: next(iter(bs)) for x, bs in seen.items() if len(bs) == 1}
+    if not isinstance(known, Mapping):
+        raise TypeError(f"`known` must map prompts to backgrounds (or be a PairSet), got {type(known).__name__}")
+    for x, b in known.items():
+        if not isinstance(x, str) or not isinstance(b, str):
+            raise TypeError(f"`known` must map prompt text to a background name, got {x!r}: {b!r}")
+    return dict(known)
+
+
+def _tagged(contents: Sequence[str], background: str) -> str:
+    """The messages joined, with the tag ``[background]`` before the last one (how a told prompt is answered)."""
+    return "\n".join([*contents[:-1], f"[{background}] " + contents[-1]])
 
 
 def _normal(*parts: object) -> float:
@@ -108,6 +155,13 @@ class SimulatedModel:
         How often a background probe (:func:`ipcausal.probe`) is answered right; ``None``
         (default): it names the background it infers, or says it cannot tell
         (:mod:`ipcausal.testing._probe`).
+    known : mapping of str to str, or PairSet, optional
+        The background of each prompt, declared: prompt text (a request's last message) →
+        background (one of ``backgrounds`` or a cue's label, e.g. ``"uk"``).  A PairSet gives its
+        ``x_i``/``x_j`` → ``background_i``/``background_j`` (a prompt that stands for two
+        backgrounds is left out).  It comes before the prompt's own cues (module docstring, 1a).
+    latency : float
+        Seconds each request waits, as a model's network time does (to try concurrency offline).
 
     Examples
     --------
@@ -122,6 +176,13 @@ class SimulatedModel:
     >>> from ipcausal.backends import chat
     >>> chat(sim, "What is your favourite colour?")[:7]
     'Answer:'
+
+    Through :func:`ipcausal.get_backend`, told the background of two prompts:
+
+    >>> told = ipcausal.get_backend("simulated", effect=2.0, backgrounds=("young", "old"),
+    ...                             known={"Plan my savings.": "old"})
+    >>> told.detect("Plan my savings."), told.detect("I am in my twenties. Plan my savings.")
+    ('old', 'young')
     """
 
     kind = "simulated"
@@ -138,6 +199,8 @@ class SimulatedModel:
         levels: int | None = None,
         m0: float = 0.8,
         probe_accuracy: float | None = None,
+        known: Mapping[str, str] | PairSet | None = None,
+        latency: float = 0.0,
     ) -> None:
         if isinstance(backgrounds, str) or not isinstance(backgrounds, Sequence):
             raise TypeError("`backgrounds` must be a sequence of names")
@@ -174,6 +237,7 @@ class SimulatedModel:
             if not 0.0 <= probe_accuracy <= 1.0:
                 raise ValueError(f"`probe_accuracy` must lie in [0, 1] or be None, got {probe_accuracy!r}")
         self.probe_accuracy = probe_accuracy
+        self.latency = _real(latency, "latency", minimum=0.0)
         self.outcome, self.backgrounds, self.seed = outcome, bgs, int(seed)
         self.levels, self.m0 = (None if levels is None else int(levels)), m0
         self._scale = self.noise * math.sqrt(2.0) * _Z75 if self.noise > 0 else 1.0
@@ -185,6 +249,9 @@ class SimulatedModel:
         # positions every background can write: then prompts differ only in markers, else tags
         common = set.intersection(*(set(d) for d in self._words.values()))
         self._common_positions = sorted(common)
+        self._known = {x: self._resolve(b, "known") for x, b in _known(known).items()}
+        self._warned = False
+        self._lock = threading.Lock()
         eff = self.effect if isinstance(self.effect, float) else sorted(self.effect.items())
         self.model = (
             f"simulated(effect={eff!r},noise={self.noise!r},outcome={outcome},levels={self.levels},"
@@ -216,8 +283,8 @@ class SimulatedModel:
         return table
 
     # -- the SCM, piece by piece ----------------------------------------------------------
-    def _parse(self, prompt: str) -> tuple[str | None, str]:
-        """(B, S) of ``prompt`` in one pass over its words."""
+    def _scan(self, prompt: str) -> tuple[str | None, str, int]:
+        """(B, S, the most hits of one background) of ``prompt`` from its tags and markers, in one pass."""
         if not isinstance(prompt, str):
             raise TypeError(f"`prompt` must be text, got {type(prompt).__name__}")
         hits = dict.fromkeys(self.backgrounds, 0)
@@ -233,11 +300,46 @@ class SimulatedModel:
                     canon.append(f"<m{found[0]}>")
         best = max(hits.values())
         winners = [b for b, h in hits.items() if h == best]
-        return (winners[0] if best > 0 and len(winners) == 1 else None), " ".join(canon)
+        return (winners[0] if best > 0 and len(winners) == 1 else None), " ".join(canon), best
+
+    def _parse(self, prompt: str) -> tuple[str | None, str]:
+        """(B, S) of ``prompt`` from its tags and markers only (module docstring, step 1b)."""
+        return self._scan(prompt)[:2]
+
+    def _resolve(self, label: str, where: str | None = None) -> str | None:
+        """The simulator's name for the background ``label`` names (a cue's or ``known``'s), or None."""
+        for b in self.backgrounds:
+            if _cues.same(b, label):
+                return b
+        low = label.lower()
+        if low in _cues.LABELS and (low != "sae" or where is not None):  # no dialect cue is SAE where declared
+            return next(b for b in _cues.LABELS if _cues.same(b, low) and b not in ("american", "british"))
+        if where is not None:
+            raise ValueError(f"`{where}` names the background {label!r}, which is neither one of "
+                             f"{self.backgrounds} nor a cue's ({', '.join(sorted(_cues.LABELS))})")
+        return None
+
+    def _infer(self, contents: Sequence[str]) -> tuple[str | None, str, str]:
+        """(B, S, the text whose hash draws the noise) of a request's message texts (module docstring, 1)."""
+        text = "\n".join(contents)
+        told = self._known.get(contents[-1]) if self._known else None
+        if told is None:
+            b, sem, hits = self._scan(text)
+            if hits:  # its own tags and markers speak (a tie among them: B = None)
+                return b, sem, text
+            cue, neutral = _cues.read_cue(contents[-1])
+            read = None if cue is None else self._resolve(cue)
+            if read is None:
+                return None, sem, text
+            return read, self._parse("\n".join([*contents[:-1], neutral]))[1], text
+        noisy = _tagged(contents, told)
+        if told in self._shift:  # answered as the tagged prompt, exactly
+            return (*self._parse(noisy), noisy)
+        return told, self._parse(text)[1], noisy
 
     def detect(self, prompt: str) -> str | None:
-        """The background B inferred from ``prompt`` (``None`` when none or a tie)."""
-        return self._parse(prompt)[0]
+        """The background B inferred from ``prompt`` (``None`` when it cannot tell: module docstring, step 1)."""
+        return self._infer([prompt])[0]
 
     def semantics(self, prompt: str) -> str:
         """The canonical form of ``prompt`` that stands for S: its words, lower-cased, with
@@ -245,16 +347,41 @@ class SimulatedModel:
         return self._parse(prompt)[1]
 
     def shift(self, background: str | None) -> float:
-        """shift(B): the effect of background ``background`` on the answer (0 for ``None``)."""
+        """shift(B): the effect of background ``background`` on the answer (0 for ``None``).
+
+        A cue's label that is not one of ``backgrounds`` (``"false_belief"`` for the default
+        simulator) shifts by ``effect · k`` for its rank k in its family (0 when ``effect`` is a mapping).
+        """
         if background is None:
             return 0.0
-        if background not in self._shift:
+        if background in self._shift:
+            return self._shift[background]
+        k = _cues.rank(background) if isinstance(background, str) else None
+        if k is None:
             raise ValueError(f"`background` must be one of {self.backgrounds} or None, got {background!r}")
-        return self._shift[background]
+        return self.effect * k if isinstance(self.effect, float) else 0.0
+
+    def _warn(self, unknown: Sequence[str]) -> None:
+        """Say once that these prompts' background could not be told (they got no effect)."""
+        if not unknown:
+            return
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+        distinct = list(dict.fromkeys(unknown))
+        named = ", ".join(repr(x if len(x) <= 60 else x[:57] + "...") for x in distinct[:_SHOWN])
+        more = f" and {len(distinct) - _SHOWN} more" if len(distinct) > _SHOWN else ""
+        warnings.warn(f"{self.model}: cannot tell the background of {len(distinct)} prompt(s): {named}{more} "
+                      "(not in `known`, and no tag, marker or cue of a background it knows); they are answered "
+                      "with no effect. Give `known=` (prompt -> background) to declare them. (Said once.)",
+                      BackgroundUnknownWarning, stacklevel=3)
 
     def answer(self, prompt: str, *, temperature: float = 0.0, sample_seed: int | None = 0) -> float:
         """The number the model answers to ``prompt`` (see the module docstring, step 3)."""
-        return self._answer(prompt, self._parse(prompt), temperature, sample_seed)
+        b, sem, noisy = self._infer([prompt])
+        self._warn([] if b is not None else [prompt])
+        return self._answer(noisy, (b, sem), temperature, sample_seed)
 
     def _answer(self, prompt: str, parsed: tuple[str | None, str], temperature: float, sample_seed: int | None) -> float:
         b, sem = parsed
@@ -273,21 +400,23 @@ class SimulatedModel:
         """Answer each request with ``config.n`` samples (deterministic for a given request)."""
         if isinstance(requests, (str, bytes, Request)) or not isinstance(requests, Sequence):
             raise TypeError("`requests` must be a sequence of Request")
-        out = []
+        out, unknown = [], []
         for req in requests:
             if not isinstance(req, Request):
                 raise TypeError(f"`requests` must hold Request objects, got {type(req).__name__}")
-            text = "\n".join(m["content"] for m in req.messages)
+            contents = [m["content"] for m in req.messages]
+            text = "\n".join(contents)
             probe = read_probe_prompt(text) if PROBE_MARKER in text else None
             if probe is not None:
-                out.append(self._probe_response(text, probe, req.config))
+                out.append(self._probe_response(text, probe, req.config, unknown))
                 continue
-            parsed = self._parse(text)
-            b = parsed[0]
+            b, sem, noisy = self._infer(contents)
+            if b is None:
+                unknown.append(contents[-1])
             cfg = req.config
             choices = []
             for k in range(cfg.n):
-                v = self._answer(text, parsed, cfg.temperature, cfg.sample_seed(k))
+                v = self._answer(noisy, (b, sem), cfg.temperature, cfg.sample_seed(k))
                 shown = str(int(v)) if self.levels is not None else repr(v)
                 body = f"Answer: {shown} (simulated response; background inferred: {b or 'none'})"
                 choices.append(Choice(text=body, finish_reason="stop", completion_tokens=len(body.split())))
@@ -296,16 +425,26 @@ class SimulatedModel:
                     choices=tuple(choices),
                     model=self.model,
                     fingerprint="sim-" + hashlib.blake2b(self.model.encode(), digest_size=4).hexdigest(),
-                    prompt_tokens=len(text.split()),
+                    prompt_tokens=len(noisy.split()),
                     completion_tokens=sum(c.completion_tokens or 0 for c in choices),
                 )
             )
+        if self.latency:  # a model's wait per request
+            time.sleep(self.latency * len(out))
+        self._warn(unknown)
         return out
 
-    def _probe_response(self, text: str, probe: tuple[str, tuple[str, ...]], cfg: GenerationConfig) -> Response:
-        bodies = [probe_answer(self, text, probe, cfg.temperature, cfg.sample_seed(k)) for k in range(cfg.n)]
+    def _probe_response(self, text: str, probe: tuple[str, tuple[str, ...]], cfg: GenerationConfig,
+                        unknown: list[str]) -> Response:
+        message, options = probe
+        truth, _, noisy = self._infer([message])
+        if truth is None:
+            unknown.append(message)
+        # a told message is quoted tagged, as every told prompt is answered (module docstring, 1)
+        shown = text if noisy == message else probe_prompt(noisy, options)
+        bodies = [probe_answer(self, shown, options, truth, cfg.temperature, cfg.sample_seed(k)) for k in range(cfg.n)]
         choices = tuple(Choice(text=b, finish_reason="stop", completion_tokens=len(b.split())) for b in bodies)
-        return Response(choices=choices, model=self.model, prompt_tokens=len(text.split()),
+        return Response(choices=choices, model=self.model, prompt_tokens=len(shown.split()),
                         completion_tokens=sum(c.completion_tokens or 0 for c in choices))
 
     def option_probabilities(self, prompt: str, n_options: int) -> np.ndarray:
@@ -324,9 +463,13 @@ class SimulatedModel:
         """
         if isinstance(n_options, bool) or not isinstance(n_options, numbers.Integral) or n_options < 1:
             raise ValueError(f"`n_options` must be a positive integer, got {n_options!r}")
-        b, sem = self._parse(prompt)
-        z = np.array([_normal(self.seed, "opt", sem, k) + self.noise * _normal(self.seed, "opt-eps", prompt, k)
-                      for k in range(int(n_options))])
+        return self._option_probabilities([prompt], int(n_options))
+
+    def _option_probabilities(self, contents: Sequence[str], n_options: int) -> np.ndarray:
+        b, sem, noisy = self._infer(contents)
+        self._warn([] if b is not None else [contents[-1]])
+        z = np.array([_normal(self.seed, "opt", sem, k) + self.noise * _normal(self.seed, "opt-eps", noisy, k)
+                      for k in range(n_options)])
         z[0] += self.shift(b)
         z -= z.max()
         e = np.exp(z)
@@ -341,8 +484,8 @@ class SimulatedModel:
         if not isinstance(request, Request):
             raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
         opts = check_option_texts(options)
-        text = "\n".join(m["content"] for m in request.messages)
-        return tuple(float(v) for v in np.log(self.option_probabilities(text, len(opts))))
+        contents = [m["content"] for m in request.messages]
+        return tuple(float(v) for v in np.log(self._option_probabilities(contents, len(opts))))
 
     def close(self) -> None:
         """Nothing to release (present for symmetry with the real backends)."""
@@ -354,6 +497,17 @@ class SimulatedModel:
         self.close()
 
     # -- scorers --------------------------------------------------------------------------
+    @property
+    def answer_scorer(self) -> Any:
+        """The scorer that reads this model's answers: the number ``v`` of ``"Answer: <v>"`` (interval).
+
+        The optional capability of a backend whose answers a case's own scorer cannot read
+        (:class:`~ipcausal.backends.Backend`): ``ipcausal case`` and the bench score with it.
+        """
+        from ipcausal.scoring import get_scorer
+
+        return get_scorer("essay", rater=SimulatedModel.read)
+
     @staticmethod
     def read(text: str) -> float:
         """The number in a simulated response (``"Answer: <v> …"``)."""

@@ -23,11 +23,11 @@ from ipcausal.backends import (
 
 
 def test_get_backend_unknown_kind_names_allowed_values() -> None:
-    with pytest.raises(ValueError, match=r"`kind` must be one of 'local', 'openai', 'vllm', got 'gpt'"):
+    with pytest.raises(ValueError, match=r"`kind` must be one of 'local', 'openai', 'vllm', 'simulated', got 'gpt'"):
         get_backend("gpt")
     with pytest.raises(ValueError, match=r"`kind` must be one of"):
         get_backend(None)  # type: ignore[arg-type]
-    assert BACKEND_KINDS == ("local", "openai", "vllm")
+    assert BACKEND_KINDS == ("local", "openai", "vllm", "simulated")
 
 
 def test_lazy_public_names() -> None:

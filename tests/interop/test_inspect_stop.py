@@ -207,6 +207,28 @@ def _save(log: Any) -> str:
     return log.location
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_echo_pairs_stop_early_with_an_effect_and_run_out_without(seed: int) -> None:
+    """The embedded echo pairs (42, a stated true vs false belief): the simulator reads the belief as inspect
+    sends it, so ``-M effect=1`` personalizes and IPEarlyStopping stops early; ``effect=0`` runs to the end."""
+    from ipcausal.builders import demo_pairs
+
+    echo = demo_pairs("echo")
+    runs = {}
+    for effect in (1.0, 0.0):
+        es = IPEarlyStopping(alpha=0.05)
+        log, = inspect_ai.eval(ip_task(echo, scorer="answer", bound=2, early_stopping=es), model="ipcausal/simulated",
+                               model_args={"effect": effect, "levels": 3, "noise": 0.5, "seed": seed}, display="none",
+                               log_dir=tempfile.mkdtemp(prefix="ipcausal-inspect-"), max_samples=8)
+        assert log.status == "success", log.error
+        runs[effect] = es.summary
+        said = {s.metadata["background"]: s.output.completion for s in log.samples}
+        assert said and all(text.endswith(f"background inferred: {bg})") for bg, text in said.items())
+    assert runs[1.0]["stopped"] == "decided" and runs[1.0]["groups"][0]["stop_reason"] == "rejected"
+    assert runs[1.0]["samples_run"] < 2 * len(echo)
+    assert runs[0.0]["stopped"] == "exhausted" and runs[0.0]["samples_run"] == 2 * len(echo)
+
+
 @pytest.mark.slow
 def test_no_effect_runs_to_the_end() -> None:
     managers = [IPEarlyStopping(alpha=0.05) for _ in range(NULL_RUNS)]

@@ -76,12 +76,18 @@ def test_generate_rejects_bad_requests():
         ("the weather today", None),  # no marker
         ("[british] the weather", "british"),  # the tag
         ("[American] my colour", None),  # tag and marker tie
-        ("colours and theatres", None),  # whole words only
+        ("colours and theatres", "british"),  # not its own markers (whole words), but the culture-marker cue
         ("the lorry, the biscuit, the truck", "british"),
     ],
 )
 def test_detection_rule(prompt, expected):
     assert SimulatedModel().detect(prompt) == expected
+
+
+def test_own_markers_match_whole_words_only():
+    sim = SimulatedModel()
+    assert sim.semantics("colours and theatres") == "colours and theatres"  # no marker replaced
+    assert sim.semantics("colour and theatre") == sim.semantics("color and theater") != "colour and theatre"
 
 
 def test_tags_and_custom_markers():
