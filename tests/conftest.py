@@ -34,3 +34,18 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"research data not found at {SHARED_DATA}; set IPCAUSAL_SHARED_DATA")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """One Ray cluster for the session (a head without CPUs and one worker node with 2), started by the
+    tests on 127.0.0.1 with its own temp dir and ports and stopped by its own processes (``_helpers_ray``)."""
+    pytest.importorskip("ray")
+    pytest.importorskip("psutil")
+    from _helpers_ray import RayCluster
+
+    cluster = RayCluster(tmp_path_factory.mktemp("ray") / "ray.log")
+    try:
+        yield cluster.start(workers=1)
+    finally:
+        cluster.stop()

@@ -119,6 +119,9 @@ def test_a_hung_server_trips_the_breaker(server: tuple[str, int], monkeypatch) -
     finally:
         os.kill(pid, signal.SIGCONT)
     _wait_until_idle(url)  # the server first works off the requests it took in while frozen
+    # from here on the test waits on the server, not on a clock: a one-second timeout suited a frozen
+    # server (which never answers), but a loaded machine may take longer than that to answer a live one
+    b.timeout = 120.0
     # back: the probe finds it answering and the batch goes through (no check() needed)
     assert all(not isinstance(o, BackendError) for o in b.generate_outcomes([_req(21)]))
     reasons = [str(o) for o in outs]
@@ -133,16 +136,18 @@ def test_a_hung_server_trips_the_breaker(server: tuple[str, int], monkeypatch) -
 
 
 class _FreezingBar(tqdm):  # type: ignore[misc, valid-type]
-    """A real tqdm bar that freezes the server once two responses have arrived."""
+    """A real tqdm bar that freezes the server once two responses have arrived, and from then on
+    gives the backend one-second timeouts (a frozen server never answers: any timeout would do)."""
 
-    def __init__(self, pid: int, **kw: object) -> None:
+    def __init__(self, pid: int, backend: OpenAIBackend, **kw: object) -> None:
         super().__init__(**kw)
-        self.pid, self.seen = pid, 0
+        self.pid, self.backend, self.seen = pid, backend, 0
 
     def update(self, n: float | None = 1) -> bool | None:
         self.seen += 1
         if self.seen == 2:
             os.kill(self.pid, signal.SIGSTOP)
+            self.backend.timeout = 1.0  # taken by the next batch's client
         return super().update(n)
 
 
@@ -150,12 +155,15 @@ def test_a_run_whose_server_hangs_midway_shows_failures_and_resumes(server: tupl
     url, pid = server
     pairs = PairSet.from_records([{"pair_id": k, "background_i": "US", "background_j": "UK",
                                    "x_i": f"Name colour {k}.", "x_j": f"Name color {k}."} for k in range(10)])
-    b = _backend(url)
+    # the first two answers wait on the server however loaded the machine is (no clock decides whether
+    # they arrive); the batch of two ends with them and the freeze, the next batches meet a frozen server
+    b = OpenAIBackend("smollm2", base_url=url, timeout=120.0, down_after=2.0, max_retries=3, backoff=0.01,
+                      concurrency=2)
     text = io.StringIO()
-    bar = _FreezingBar(pid, total=20, file=text, mininterval=0, ascii=True)
+    bar = _FreezingBar(pid, b, total=20, file=text, mininterval=0, ascii=True)
     try:
         out = ipcausal.run(pairs, b, cache=tmp_path / "c.sqlite", config=GenerationConfig(max_tokens=2),
-                           progress=bar, concurrency=1, batch_size=4)
+                           progress=bar, concurrency=1, batch_size=2)
     finally:
         os.kill(pid, signal.SIGCONT)
         bar.close()
@@ -163,7 +171,9 @@ def test_a_run_whose_server_hangs_midway_shows_failures_and_resumes(server: tupl
     assert s.completed >= 2 and s.failed == 20 - s.completed
     assert sum("skipped, the server stopped answering" in f.reason for f in s.failures) >= s.failed - 2
     assert f"{s.failed} failed" in text.getvalue()  # not a bare "100% 20/20"
-    # a rerun (its preflight finds the server back) sends only what is missing
+    # a rerun (its preflight finds the server back) sends only what is missing; it waits on the server
+    _wait_until_idle(url)
+    b.timeout = 120.0
     again = ipcausal.run(pairs, b, cache=tmp_path / "c.sqlite", config=GenerationConfig(max_tokens=2), progress=False)
     s2 = summarize(again)
     assert s2.failed == 0 and s2.from_cache == s.completed

@@ -1,19 +1,18 @@
 """IP-Bench on Ray (issue 20 item 7): a real local cluster, its worker node killed mid-bench.
 
-The cluster is a head node (no CPUs: it holds the driver and the cache actor) and a worker node,
-started with ``ray start`` on 127.0.0.1 in subprocesses.  ``ipcausal bench --ray ADDRESS`` runs in a
-third subprocess; once the first answers are stored, the worker node's whole process group is
-killed (SIGKILL) and a fresh worker node joins so that Ray can retry the lost cells.  The bench must
-finish with the same ``bench.csv`` as the in-process run, and the cache actor's record of answers
-received (``cache/<model>.puts``, one line per answer that reached it) must hold each request once.
+The cluster is the session's (``ray_cluster`` in ``tests/conftest.py``, :mod:`_helpers_ray`): a head
+node with no CPUs (it holds the driver and the cache actor) and a worker node, started with
+``ray start --block`` on 127.0.0.1 with their own temp dir and ports, and stopped by the processes
+they started — never ``ray stop``, which stops every Ray process on the machine.
+``ipcausal bench --ray ADDRESS`` runs in a subprocess; once the first answers are stored, the worker
+node's processes are killed (SIGKILL) and a fresh worker node joins so that Ray can retry the lost
+cells.  The bench must finish with the same ``bench.csv`` as the in-process run, and the cache
+actor's record of answers received (``cache/<model>.puts``, one line per answer that reached it)
+must hold each request once.  A cluster the tests did not start (a user's) is left running.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import pytest
 from ipcausal.study.bench import bench
 
 ray = pytest.importorskip("ray")
+pytest.importorskip("psutil")
 
 
 MODELS = [{"name": "effect", "backend": "simulated", "effect": 2.0, "latency": 0.1},
@@ -34,26 +34,6 @@ TOML = "\n".join(
     [f'[[models]]\nname = "{m["name"]}"\nbackend = "simulated"\neffect = {m["effect"]}\nseed = {m.get("seed", 0)}\n'
      f'latency = {m["latency"]}\n' for m in MODELS]
     + [f'[[cases]]\nname = "{c["name"]}"\nlimit = {c["limit"]}\n' for c in CASES])
-RAY = str(Path(sys.executable).with_name("ray"))
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _env(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), RAY_AUTH_MODE="disabled",
-               RAY_health_check_period_ms="500", RAY_health_check_failure_threshold="4",
-               RAY_health_check_initial_delay_ms="0", RAY_USAGE_STATS_ENABLED="0")
-    return env
-
-
-def _worker(address: str, env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([RAY, "start", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=2",
-                             "--block", "--disable-usage-stats"], env=env, stdout=log.open("ab"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def _rows(path: Path) -> int:
@@ -66,60 +46,38 @@ def _rows(path: Path) -> int:
             return 0
 
 
-def _kill(proc: subprocess.Popen | None) -> None:
-    if proc is not None and proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=30)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(400)
-def test_bench_on_ray_survives_a_lost_worker_node(tmp_path):
+def test_bench_on_ray_survives_a_lost_worker_node(tmp_path, ray_cluster):
     spec_path = tmp_path / "bench.toml"
     spec_path.write_text(TOML, encoding="utf-8")
     local = tmp_path / "local"
     bench(spec_path, out=local, progress=False)
 
-    env = _env(tmp_path)
-    port = _port()
-    address = f"127.0.0.1:{port}"
-    log = tmp_path / "ray.log"
-    temp = Path("/tmp") / f"rt{port}"  # short: Ray's socket paths must stay under 107 characters
     out = tmp_path / "onray"
-    workers: list[subprocess.Popen] = []
-    driver = None
+    lost = list(ray_cluster.workers)  # the worker node(s) the cells can run on now: all of them die
+    driver = subprocess.Popen([str(Path(sys.executable).with_name("ipcausal")), "bench", str(spec_path), "-o",
+                               str(out), "--ray", ray_cluster.address, "--no-progress"], env=ray_cluster.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        subprocess.run([RAY, "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=0",
-                        "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
-                       env=env, check=True, timeout=120, stdout=log.open("ab"), stderr=subprocess.STDOUT)
-        workers.append(_worker(address, env, log))
-        driver = subprocess.Popen([str(Path(sys.executable).with_name("ipcausal")), "bench", str(spec_path), "-o", str(out),
-                                   "--ray", address, "--no-progress"], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 180
         caches = [out / "cache" / f"{m['name']}.sqlite" for m in MODELS]
         while sum(_rows(c) for c in caches) == 0:  # the first answers are in: kill the worker node
             assert driver.poll() is None, driver.communicate()[0]
             assert time.monotonic() < deadline, "no answer reached the cache actor in time"
             time.sleep(0.05)
-        _kill(workers[0])
+        for node in lost:
+            node.kill()
+            ray_cluster.workers.remove(node)
         at_kill = sum(_rows(c) for c in caches)
         killed_mid_bench = not (out / "bench.json").exists()
-        workers.append(_worker(address, env, log))
+        ray_cluster.add_worker()
         text, _ = driver.communicate(timeout=240)
-        assert driver.returncode == 0, text + log.read_text(errors="replace")[-4000:]
+        assert driver.returncode == 0, text + ray_cluster.log.read_text(errors="replace")[-4000:]
     finally:
-        if driver is not None and driver.poll() is None:
+        if driver.poll() is None:
             driver.kill()
             driver.wait(timeout=30)
-        for w in workers:
-            _kill(w)
-        subprocess.run([RAY, "stop", "--force"], env=env, timeout=120, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        shutil.rmtree(temp, ignore_errors=True)
 
     assert killed_mid_bench
     # answers were still missing when the node died: some cells were lost with it and redone
@@ -130,6 +88,27 @@ def test_bench_on_ray_survives_a_lost_worker_node(tmp_path):
         assert len(puts) == len(set(puts)), f"{m['name']}: a completed request was sent again"
         # every answer of the in-process run was asked once on Ray, and no other
         assert len(puts) == _rows(out / "cache" / f"{m['name']}.sqlite") == _rows(local / "cache" / f"{m['name']}.sqlite")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_stopping_the_tests_cluster_leaves_a_users_cluster_running(tmp_path):
+    """The tests stop their cluster by its own processes: a second, independent cluster (a user's) keeps running."""
+    import psutil
+    from _helpers_ray import RayCluster
+
+    users = RayCluster(tmp_path / "users.log").start(workers=0)
+    try:
+        ours = RayCluster(tmp_path / "ours.log").start(workers=0)
+        theirs_before, ours_before = users.pids(), ours.pids()
+        assert theirs_before and ours_before and not theirs_before & ours_before
+        ours.stop()
+        assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in ours_before)
+        assert not ours.temp.exists()
+        assert users.serving() and all(psutil.pid_exists(p) for p in theirs_before)
+        assert users.pids() >= theirs_before
+    finally:
+        users.stop()
 
 
 def test_missing_ray_says_how_to_install(monkeypatch):

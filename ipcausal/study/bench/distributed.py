@@ -158,8 +158,8 @@ def run_on_ray(spec: Any, root: Path, *, address: str | bool, jobs: int, progres
     started = not ray.is_initialized()
     if started:
         kwargs: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
-        if address is True:
-            ray.init(**kwargs)
+        if address is True:  # a new local cluster, never one that happens to be running already
+            ray.init(address="local", **kwargs)
         else:
             ray.init(address=str(address), **kwargs)
     try:
