@@ -28,7 +28,7 @@ from ipcausal.stats.clusters import unequal_cluster_interval
 from ipcausal.study.results import UNKNOWN_MODEL
 
 __all__ = ["orient", "Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
-           "cluster_interval"]
+           "cluster_interval", "natural_cluster"]
 
 #: Columns that name a shared unit; pairs of one group sharing a value are likely dependent.
 ID_COLUMNS = ("prompt_id", "question_id", "item_id", "cluster_id")
@@ -88,6 +88,30 @@ def validate_cluster(cluster: Any, ps: PairSet) -> str | None:
         rows = np.flatnonzero(col.isna().to_numpy())[:5].tolist()
         raise ValueError(f"`cluster`: column {cluster!r} is missing at rows {rows}")
     return cluster
+
+
+def natural_cluster(ps: PairSet) -> str | None:
+    """The cluster column the builders write (``question_id``, then ``prompt_id``) when it really clusters ``ps``.
+
+    A column clusters the pairs when some background pair (of one model) has several pairs with
+    the same value; otherwise every cluster is a single pair and the answer is ``None``.
+
+    Examples
+    --------
+    >>> ps = PairSet.from_records({"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "q",
+    ...                            "x_j": "q", "question_id": k // 2} for k in range(4))
+    >>> natural_cluster(ps), natural_cluster(ps.head(1))
+    ('question_id', None)
+    """
+    df = ps.to_frame()
+    for col in ("question_id", "prompt_id"):
+        if col in df.columns:
+            key = df["background_i"].astype(str) + "|" + df["background_j"].astype(str)
+            if "model" in df.columns:
+                key = key + "|" + df["model"].astype(str)
+            if df.assign(_k=key).duplicated(["_k", col]).any():
+                return col
+    return None
 
 
 def _sample_scores(df: Any, n: int) -> tuple[np.ndarray, np.ndarray, int | None] | None:

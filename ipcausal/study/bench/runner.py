@@ -60,8 +60,8 @@ def _run_model(m: ModelSpec, spec: BenchSpec, root: Path, progress: bool) -> lis
 
 
 def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any]) -> tuple[list[BenchComparison], list[str]]:
-    from ipcausal.study.cases import _cluster_column
     from ipcausal.study.compare import compare_runs
+    from ipcausal.study.groups import natural_cluster
 
     rows, notes = [], []
     for cs in spec.cases:
@@ -72,7 +72,7 @@ def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any]) -> tuple[l
             notes.append(f"{cs.name}: models not compared (the comparison needs an interval outcome)")
             continue
         first = next(iter(runs.values()))
-        cluster = _cluster_column(first)
+        cluster = natural_cluster(first)
         if cluster is not None and any(cluster not in ps for ps in runs.values()):
             cluster = None
         try:
@@ -111,8 +111,7 @@ def estimate_cost(spec: Any) -> dict[str, float]:
     >>> list(est), est["api"] > 0
     (['api'], True)
     """
-    from ipcausal.cases.registry import get_case
-    from ipcausal.study.cases import prepare_case
+    from ipcausal.study.prepare import prepare_case
 
     spec = read_spec(spec)
     priced = [m for m in spec.models if m.price_input is not None]
@@ -120,10 +119,9 @@ def estimate_cost(spec: Any) -> dict[str, float]:
         return {}
     tokens = []  # (prompt tokens, completion tokens) per case
     for cs in spec.cases:
-        case = get_case(cs.name)
-        ps, _, _ = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed)
-        texts = set(ps["x_i"]) | set(ps["x_j"])
-        tokens.append((sum(len(t) // 4 + 8 for t in texts), len(texts) * case.source(cs.source is not None).max_tokens))
+        prepared = prepare_case(cs.name, cs.source, limit=cs.limit, seed=spec.seed)
+        texts = set(prepared.pairs["x_i"]) | set(prepared.pairs["x_j"])
+        tokens.append((sum(len(t) // 4 + 8 for t in texts), len(texts) * prepared.config.max_tokens))
     return {m.name: sum(p * float(m.price_input) + c * float(m.price_output or 0.0) for p, c in tokens) / 1e6
             for m in priced}
 

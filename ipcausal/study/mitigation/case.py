@@ -1,7 +1,7 @@
 """A registered case without and with a mitigation, on the same pairs (issue 21 item 2, SPEC §10).
 
-:func:`run_case_mitigation` prepares a case's pairs exactly as :func:`~ipcausal.study.cases.run_case`
-does (its demo set or given pairs, ``limit``, ``seed``), applies the :class:`~ipcausal.study.mitigation.Mitigation`
+:func:`run_case_mitigation` takes a prepared case (:class:`~ipcausal.study.prepare.PreparedCase`: its
+demo set or given pairs, ``limit``, scorer, ``seed``) as :func:`~ipcausal.study.cases.run_case` does, applies the :class:`~ipcausal.study.mitigation.Mitigation`
 to both prompts of every pair (each rewrite checked with :func:`~ipcausal.interventions.check_pair`:
 a pair whose rewrite may have changed S is reported, counted and left out of *both* runs), runs
 the pairs without and with it through one response cache (``out/cache.sqlite``: a rerun sends
@@ -139,7 +139,8 @@ def mitigation_table(res: CaseMitigation) -> str:
     --------
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("young", "old"))
-    >>> res = run_case_mitigation("age", sim, "strip", limit=12, tag=True)
+    >>> from ipcausal.study.prepare import prepare_case
+    >>> res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip", tag=True)
     >>> print(mitigation_table(res).splitlines()[0])
     Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped by the rewrite check); interval outcome
     """
@@ -166,32 +167,31 @@ def run_case_mitigation(
     backend: Any,
     mitigation: Any,
     *,
-    pairs: PairSet | str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
+    cache: Any = None,
+    tag: bool = False,
+    pairs: Any = None,
     scorer: Any = None,
     limit: int | None = None,
     config: Any = None,
-    unparseable: str = "exclude",
-    seed: int = 0,
-    cache: Any = None,
-    tag: bool = False,
+    unparseable: str | None = None,
+    seed: int | None = None,
 ) -> CaseMitigation:
-    """Run ``case`` without and with ``mitigation`` on the same pairs; per background pair, what it changed.
+    """Run a prepared case without and with ``mitigation`` on the same pairs; per background pair, what it changed.
 
-    The module docstring states the tests.  The pairs, scorer, generation settings and cluster
-    column are those :func:`~ipcausal.study.cases.run_case` uses; the margin (interval outcomes)
-    and m0/alpha/correction (both) are the case's ``tests``.
+    The module docstring states the tests.  The pairs, scorer, generation settings, cluster
+    column and seed are the :class:`~ipcausal.study.prepare.PreparedCase`'s, as
+    :func:`~ipcausal.study.cases.run_case` uses them; the margin (interval outcomes) and
+    m0/alpha/correction (both) are the case's ``tests``.
 
     Parameters
     ----------
-    case : str or Case
-        A registered case.
+    case : PreparedCase, str or Case
+        The case (:func:`~ipcausal.study.prepare.prepare_case`); a name or Case is prepared with the defaults.
     backend : Backend
         The model.
     mitigation : Mitigation or {"markers", "dialect", "strip", "instruct"}
         The countermeasure (a :class:`~ipcausal.study.mitigation.Mitigation` carries an instruction).
-    pairs, scorer, limit, config, unparseable, seed
-        As in :func:`~ipcausal.study.cases.run_case`.
     out : path, optional
         Run folder: ``mitigation.json``, ``mitigation.txt``, ``checks.csv``, ``pairs_without.jsonl``,
         ``pairs_with.jsonl``; its ``cache.sqlite``
@@ -201,6 +201,8 @@ def run_case_mitigation(
     tag : bool
         Write each prompt's background into it as a ``[background]`` tag first (:func:`tag_backgrounds`:
         for the SCM simulator, which reads nothing else).
+    pairs, scorer, limit, config, unparseable, seed
+        Deprecated (until 0.3): the keywords of ``prepare_case``; pass ``prepare_case(case, …)``.
 
     Returns
     -------
@@ -208,35 +210,31 @@ def run_case_mitigation(
 
     Examples
     --------
+    >>> from ipcausal.study.prepare import prepare_case
     >>> from ipcausal.testing import SimulatedModel
     >>> from ipcausal.scoring import get_scorer
     >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
     >>> read = get_scorer("essay", rater=SimulatedModel.read)  # the simulator's "Answer: <v>"
-    >>> res = run_case_mitigation("echo", sim, "strip", scorer=read, limit=12, tag=True)
+    >>> res = run_case_mitigation(prepare_case("echo", scorer=read, limit=12), sim, "strip", tag=True)
     >>> g = res.result.groups[0]  # strip removes the tag (and the belief): both prompts become one
     >>> g.effect_without > 1, g.effect_with == 0, g.change_reject, res.status(g)
     (True, True, True, 'not assessed')
     """
-    from ipcausal.backends.base import Backend, GenerationConfig
+    from ipcausal.backends.base import Backend
     from ipcausal.backends.cache import ResponseCache
-    from ipcausal.cases.registry import get_case
-    from ipcausal.study.cases import _cluster_column, prepare_case
     from ipcausal.study.mitigation.evaluate import evaluate_runs
+    from ipcausal.study.prepare import PREPARE_KEYS, as_prepared
 
-    case = get_case(case)
     m = as_mitigation(mitigation)
     if not isinstance(backend, Backend):
         raise TypeError("`backend` must implement ipcausal.backends.Backend")
     if not isinstance(tag, bool):
         raise TypeError(f"`tag` must be True or False, got {tag!r}")
-    ps, _, made = prepare_case(case, pairs, scorer=scorer, limit=limit, unparseable=unparseable, seed=seed)
+    prepared = as_prepared(case, dict(zip(PREPARE_KEYS, (pairs, scorer, limit, config, unparseable, seed))),
+                           "run_case_mitigation")
+    case, ps, config = prepared.case, prepared.pairs, prepared.config
     if tag:
         ps = tag_backgrounds(ps)
-    if config is None:
-        config = GenerationConfig(max_tokens=case.source(given=pairs is not None).max_tokens, temperature=0.0,
-                                  seed=seed)
-    if not isinstance(config, GenerationConfig):
-        raise TypeError("`config` must be a GenerationConfig")
     if config.n > 1:
         raise ValueError("`config`: the mitigation comparison takes one answer per prompt (n = 1)")
     outdir = Path(out) if out is not None else None
@@ -251,9 +249,9 @@ def run_case_mitigation(
     tests = {k: v for k, v in case.tests.kwargs().items() if k in TEST_KEYS}
     try:
         before = len(store)
-        res = evaluate_runs(ps, backend, m, scorer=made, scoring={"unparseable": unparseable}, tests=tests,
-                            cache=store, run_options={"config": config, "progress": False},
-                            cluster=_cluster_column(ps), rng=seed)
+        res = evaluate_runs(ps, backend, m, scorer=prepared.scorer, scoring={"unparseable": prepared.unparseable},
+                            tests=tests, cache=store, run_options={"config": config, "progress": False},
+                            cluster=prepared.cluster, rng=prepared.seed)
         sent = len(store) - before
     finally:
         if own:
