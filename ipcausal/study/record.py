@@ -23,6 +23,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ipcausal._jsonio import write_json
+
 __all__ = ["RunRecord", "write_outputs", "write_report_file", "dropped_by_reason", "DROP_REASONS"]
 
 #: Why a pair is left out of the test (the status :func:`ipcausal.scoring.score_pairs` gives it).
@@ -175,13 +177,6 @@ def _load(p: Path) -> Any:
         return None
 
 
-def _write_json(path: Path, payload: Any, indent: int, *, ascii_only: bool = False) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=indent, ensure_ascii=ascii_only, default=str), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 def write_report_file(path: str | os.PathLike[str], report: Any, record: RunRecord | None) -> Path:
     """Write ``report`` as :meth:`~ipcausal.study.results.Report.write` does, with ``record`` beside it
     (its ``title``/``counts``/``settings`` at the top, as earlier releases read them, and all of it
@@ -194,7 +189,7 @@ def write_report_file(path: str | os.PathLike[str], report: Any, record: RunReco
     p.parent.mkdir(parents=True, exist_ok=True)
     payload = report.payload(title=record.title, counts=dict(record.counts), settings=dict(record.settings))
     payload["record"] = record.to_dict()
-    return _write_json(p, payload, 1)
+    return write_json(p, payload, indent=1)
 
 
 def write_outputs(folder: str | os.PathLike[str], report: Any, record: RunRecord, *, responses: Any = None,
@@ -230,5 +225,5 @@ def write_outputs(folder: str | os.PathLike[str], report: Any, record: RunRecord
         files["dropped"] = str(p)
     files["report.json"] = str(write_report_file(out / "report.json", report, record))
     if meta is not None:
-        files["meta.json"] = str(_write_json(out / "meta.json", dict(meta), 2, ascii_only=True))
+        files["meta.json"] = str(write_json(out / "meta.json", dict(meta), indent=2, ascii_only=True))
     return files

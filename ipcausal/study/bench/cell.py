@@ -190,8 +190,7 @@ def bench_mitigation(prepared: Any, cs: Any, backend: Any, *, cache: Any, out: A
     >>> got["mitigation"][0].effect_with, got["mitigation"][0].removed, got["mitigation_error"]
     (0.0, 'not assessed', None)
     """
-    from ipcausal.study.mitigation.case import run_case_mitigation
-    from ipcausal.study.mitigation.transforms import Mitigation
+    from ipcausal.study.mitigation import Mitigation, run_case_mitigation
 
     if getattr(cs, "mitigation", None) is None:
         raise ValueError("`cs` names no mitigation")

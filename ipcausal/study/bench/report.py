@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ipcausal._jsonio import atomic, write_json
 from ipcausal.study.bench.probe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
 
 __all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
@@ -201,12 +202,7 @@ class BenchReport:
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Write ``bench.json`` (NaN as ``null``); returns the path."""
-        p = Path(path)
-        text = json.dumps(_nan_to_none(self.to_dict()), indent=1, ensure_ascii=False, allow_nan=False)
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, p)
-        return str(p)
+        return str(write_json(path, self.to_dict(), indent=1))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> BenchReport:
@@ -237,7 +233,7 @@ class BenchReport:
         files = {}
         for name, cols, rows in (("bench.csv", BENCH_COLUMNS, self.rows()),
                                  ("comparisons.csv", COMPARISON_COLUMNS, [asdict(x) for x in self.comparisons])):
-            with open(root / name, "w", newline="", encoding="utf-8") as fh:
+            with atomic(root / name) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.DictWriter(fh, fieldnames=list(cols), extrasaction="ignore")
                 w.writeheader()
                 for r in rows:
@@ -245,13 +241,3 @@ class BenchReport:
                                 for k, v in r.items()})
             files[name] = str(root / name)
         return files
-
-
-def _nan_to_none(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _nan_to_none(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_nan_to_none(v) for v in x]
-    return x

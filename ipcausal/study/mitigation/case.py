@@ -25,22 +25,16 @@ A non-rejection is never read as removal.  Files written into ``out``: ``mitigat
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.study.mitigation.evaluate import TEST_KEYS
-from ipcausal.study.mitigation.results import MitigationGroup, MitigationResult
-from ipcausal.study.mitigation.transforms import Mitigation, as_mitigation
+from ipcausal.study.mitigation.results import CaseMitigation, mitigation_table, write_mitigation
+from ipcausal.study.mitigation.transforms import as_mitigation
 
 __all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table"]
 
@@ -72,94 +66,6 @@ def tag_backgrounds(pairs: PairSet) -> PairSet:
 def _reason(row: Mapping[str, Any]) -> str:
     parts = [f"{s}: {row[f'problems_{s}']}" for s in ("i", "j") if row[f"problems_{s}"]]
     return "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class CaseMitigation:
-    """What :func:`run_case_mitigation` returns: the comparison of one case without and with a mitigation.
-
-    ``result`` is the :class:`~ipcausal.study.mitigation.MitigationResult` (per background pair: the
-    effect without and with, the change test, removed); ``outcome`` is ``"interval"`` or
-    ``"similarity"``; ``margin`` the case's equivalence margin (interval: ``None`` means removal
-    was not assessed); ``m0`` the similarity null median; ``sent`` the requests this call sent
-    to the model (0 on a rerun from the cache); ``checks`` the rewrite check of every pair with
-    ``reason``; ``files`` what was written.
-    """
-
-    case: str
-    title: str
-    mitigation: str
-    instruction: str | None
-    outcome: str
-    margin: float | None
-    m0: float
-    result: MitigationResult = field(repr=False)
-    sent: int
-    checks: pd.DataFrame = field(repr=False)
-    files: dict[str, str] = field(default_factory=dict)
-
-    def removal_rule(self) -> str:
-        """How "removed" is decided here, in words."""
-        a = self.result.alpha
-        if not directed(self.outcome):
-            return (f"removed = the sign test shows the median similarity with the mitigation above m0 = {self.m0:g} "
-                    f"(alternative 'greater', level {a:g}, corrected over the background pairs)")
-        if self.margin is None:
-            return "removal not assessed: the case has no equivalence margin (set one to assess it)"
-        return (f"removed = the TOST shows the mean effect with the mitigation within ±{self.margin:g} "
-                f"(level {a:g})")
-
-    def status(self, g: MitigationGroup) -> str:
-        """``"yes"``, ``"no"`` or ``"not assessed"`` for one background pair."""
-        if directed(self.outcome) and self.margin is None:
-            return "not assessed"
-        return "yes" if g.removed else "no"
-
-    def to_dict(self) -> dict[str, Any]:
-        r = self.result
-        failed = self.checks.loc[~self.checks["trusted"]]
-        return {"case": self.case, "title": self.title, "mitigation": self.mitigation,
-                "instruction": self.instruction, "outcome": self.outcome, "margin": self.margin,
-                "m0": None if directed(self.outcome) else self.m0, "alpha": r.alpha,
-                "null_hypothesis": r.null_hypothesis, "change_test": r.method,
-                "removal_rule": self.removal_rule(), "n_pairs": r.n_pairs, "n_failed_check": r.n_failed_check,
-                "n_not_undone": r.n_not_undone, "n_compared": r.n_compared, "sent": self.sent,
-                "groups": [{**g.to_dict(), "removed": self.status(g)} for g in r.groups],
-                "failed_pairs": [{"pair_id": str(p), "reason": why}
-                                 for p, why in zip(failed["pair_id"], failed["reason"])]}
-
-    def __str__(self) -> str:
-        return mitigation_table(self)
-
-
-def mitigation_table(res: CaseMitigation) -> str:
-    """The per-background-pair table of a :class:`CaseMitigation` (what ``ipcausal case --mitigation`` prints).
-
-    Examples
-    --------
-    >>> from ipcausal.testing import SimulatedModel
-    >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("young", "old"))
-    >>> from ipcausal.study.prepare import prepare_case
-    >>> res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip", tag=True)
-    >>> print(mitigation_table(res).splitlines()[0])
-    Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped by the rewrite check); interval outcome
-    """
-    r = res.result
-    eff = "mean Δ" if directed(res.outcome) else "median s"
-    lines = [f"Mitigation {res.mitigation!r} on case {res.case!r}: {r.n_compared} of {r.n_pairs} pairs compared "
-             f"({r.n_failed_check} dropped by the rewrite check); {res.outcome} outcome",
-             f"  H0 of the change: {r.null_hypothesis}",
-             f"  {res.removal_rule()}",
-             f"  {'pair':<28} {eff + ' without':>16} {eff + ' with':>14} {'change [CI]':>26} {'p':>8}  removed"]
-    for g in r.groups:
-        ci = f"{g.change:+.3f} [{g.change_ci_low:+.3f}, {g.change_ci_high:+.3f}]"
-        lines.append(f"  {g.group:<28} {g.effect_without:>16.4g} {g.effect_with:>14.4g} {ci:>26} "
-                     f"{g.change_pvalue:>8.4f}  {res.status(g)}")
-    if r.n_failed_check:
-        lines.append(f"  {r.n_failed_check} pair(s) whose rewrite may have changed S were left out of both runs "
-                     "(checks.csv says why): the mitigation is reported, not trusted, there")
-    lines.append("  (no change shown or not removed is not evidence that the mitigation does nothing)")
-    return "\n".join(lines)
 
 
 def run_case_mitigation(
@@ -257,30 +163,5 @@ def run_case_mitigation(
         if own:
             store.close()
     checks = res.checks.assign(reason=[_reason(r) for r in res.checks.to_dict("records")])
-    outcome = "interval" if directed(res.pairs_without.outcome) else str(res.pairs_without.outcome)
-    cm = CaseMitigation(case.name, case.title, m.name, m.system, outcome, res.margin, float(case.tests.m0), res,
-                        sent, checks)
-    if outdir is not None:
-        files = {"mitigation.json": str(outdir / "mitigation.json"), "mitigation.txt": str(outdir / "mitigation.txt"),
-                 "checks.csv": str(outdir / "checks.csv"), "pairs_without.jsonl": str(outdir / "pairs_without.jsonl"),
-                 "pairs_with.jsonl": str(outdir / "pairs_with.jsonl")}
-        Path(files["mitigation.json"]).write_text(json.dumps(_clean(cm.to_dict()), indent=2) + "\n", encoding="utf-8")
-        Path(files["mitigation.txt"]).write_text(mitigation_table(cm) + "\n", encoding="utf-8")
-        checks.to_csv(files["checks.csv"], index=False)
-        res.pairs_without.write(files["pairs_without.jsonl"])  # the two arms, scored, on the compared pairs
-        res.pairs_with.write(files["pairs_with.jsonl"])
-        cm = replace(cm, files=files)
-    return cm
-
-
-def _clean(v: Any) -> Any:
-    """JSON-safe: NaN/inf → None, numpy scalars → Python."""
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
+    cm = CaseMitigation.of(res, m, sent=sent, checks=checks, case=case)
+    return replace(cm, files=write_mitigation(cm, outdir)) if outdir is not None else cm
