@@ -88,9 +88,7 @@ def _cell_tests(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
 
 def cell_groups(report: Any) -> tuple[CellGroup, ...]:
     """A Report's groups as the rows of a :class:`~ipcausal.study.bench.report.BenchCell`."""
-    return tuple(CellGroup(g.group, int(g.n), float(g.effect), float(g.ci_low), float(g.ci_high), float(g.pvalue),
-                           float(g.pvalue_adjusted), bool(g.reject),
-                           g.equivalence.verdict if g.equivalence is not None else None) for g in report.groups)
+    return tuple(CellGroup.of(g) for g in report.groups)
 
 
 def _cost(folder: Path, m: ModelSpec) -> float | None:
@@ -199,8 +197,4 @@ def bench_mitigation(prepared: Any, cs: Any, backend: Any, *, cache: Any, out: A
                                   cache=cache, tag=tag)
     except (ValueError, TypeError) as exc:
         return {"mitigation": (), "mitigation_error": f"{type(exc).__name__}: {exc}"}
-    r = res.result
-    rows = tuple(CellMitigation(res.mitigation, g.group, int(g.n), float(g.effect_without), float(g.effect_with),
-                                float(g.change), float(g.change_ci_low), float(g.change_ci_high),
-                                float(g.change_pvalue), res.status(g), int(r.n_failed_check)) for g in r.groups)
-    return {"mitigation": rows, "mitigation_error": None}
+    return {"mitigation": tuple(CellMitigation.of(res, g) for g in res.result.groups), "mitigation_error": None}

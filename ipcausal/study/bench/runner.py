@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.study.bench.cell import failed_cell, run_cell
+from ipcausal.study.bench.probe import row_of
 from ipcausal.study.bench.report import BenchCell, BenchComparison, BenchReport
 from ipcausal.study.bench.spec import BenchSpec, ModelSpec, read_spec
 
@@ -89,10 +90,10 @@ def comparison_rows(case: str, results: dict[str, Any]) -> list[BenchComparison]
     rows = []
     for group, r in results.items():
         holm = r.pair_pvalues_holm or (float("nan"),) * len(r.pairs)
-        for k, (a, b) in enumerate(r.pairs):
-            rows.append(BenchComparison(case, group, a, b, int(r.n), float(r.differences[k]), float(r.ci_low[k]),
-                                        float(r.ci_high[k]), float(r.pair_pvalues[k]), float(r.adjusted_pvalues[k]),
-                                        float(holm[k])))
+        for k, (a, b) in enumerate(r.pairs):  # the k-th pair of models of the result, by name
+            rows.append(row_of(BenchComparison, case=case, group=group, model_a=a, model_b=b, n=r.n,
+                               difference=r.differences[k], ci_low=r.ci_low[k], ci_high=r.ci_high[k],
+                               pvalue=r.pair_pvalues[k], pvalue_adjusted=r.adjusted_pvalues[k], pvalue_holm=holm[k]))
     return rows
 
 
