@@ -92,7 +92,7 @@ def write_case_reports(results: Any, out: str | os.PathLike[str] | None = None, 
     written: dict[str, Path] = {}
     sections = []
     for r in items:
-        sec = Section(r.title, r.report, r.counts, r.settings)
+        sec = Section(r.title, r.report, r.counts.to_dict(), r.settings)
         sections.append(sec)
         where = r.files.get("report.json") if getattr(r, "files", None) else None
         if where:

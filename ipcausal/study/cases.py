@@ -35,7 +35,7 @@ from ipcausal.study.prepare import (
     max_tokens_for,
     prepare_case,
 )
-from ipcausal.study.record import RunRecord, dropped_by_reason, write_outputs
+from ipcausal.study.record import Counts, RunRecord, dropped_by_reason, write_outputs
 
 __all__ = ["CaseResult", "PreparedCase", "prepare_case", "run_case", "run_case_sequential", "run_demo",
            "max_tokens_for", "case_test_options"]
@@ -43,13 +43,14 @@ __all__ = ["CaseResult", "PreparedCase", "prepare_case", "run_case", "run_case_s
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One case run: scored pairs, the test report, counts, settings and the files written."""
+    """One case run: scored pairs, the test report, its :class:`~ipcausal.study.record.Counts`, settings and the
+    files written."""
 
     case: str
     title: str
     pairs: PairSet
     report: Any
-    counts: dict[str, Any]
+    counts: Counts
     settings: dict[str, Any]
     files: dict[str, str] = field(default_factory=dict)
     complete: bool = True
@@ -103,7 +104,7 @@ def run_case(
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=0.5, seed=1, backgrounds=("true_belief", "false_belief"))
     >>> res = run_case(prepare_case("echo", limit=4, unparseable="zero"), sim, progress=False)
-    >>> res.title, res.counts["requested"]
+    >>> res.title, res.counts.requested
     ('Echo chamber: the user states a true vs a false belief', 8)
     """
     from ipcausal.backends.base import Backend
@@ -149,16 +150,9 @@ def run_case(
             report = _distribution_report(scored.pairs, made, seed)
         else:
             report = test(scored.pairs, rng=seed, cluster=prepared.cluster, **options)
-    counts = {
-        "pairs": len(ps),
-        "requested": summary.requested,
-        "completed": summary.completed,
-        "from cache": summary.from_cache,
-        "failed": summary.failed,
-        "unparseable": scored.counts["unparseable"],
-        "excluded": len(ps) - scored.counts["scored"],
-        "scored": scored.counts["scored"],
-    }
+    counts = Counts(pairs=len(ps), requested=summary.requested, completed=summary.completed,
+                    from_cache=summary.from_cache, failed=summary.failed, unparseable=scored.counts["unparseable"],
+                    excluded=len(ps) - scored.counts["scored"], scored=scored.counts["scored"])
     settings = {
         "model": str(getattr(backend, "model", "?")),
         "backend": str(getattr(backend, "kind", "?")),
@@ -183,7 +177,8 @@ def run_case(
             seconds["rerun (from cache)"] = settings["rerun seconds (from cache)"]
         record = RunRecord(case.title, counts, dropped_by_reason(scored), settings, seconds, summary.cost)
         files = write_outputs(outdir, report, record, responses=answered, scored=scored.pairs, dropped=scored.dropped,
-                              meta={"case": case.name, "title": case.title, "counts": counts, "settings": settings})
+                              meta={"case": case.name, "title": case.title, "counts": counts.to_dict(),
+                                    "settings": settings})
     return CaseResult(case.name, case.title, scored.pairs, report, counts, settings, files,
                       complete=summary.failed == 0)
 
@@ -231,7 +226,7 @@ def run_case_sequential(case: Any, backend: Any, *, out: str | os.PathLike[str] 
     >>> sim = SimulatedModel(effect=0.5, seed=1, backgrounds=("true_belief", "false_belief"))
     >>> res = run_case_sequential(prepare_case("echo", limit=8, unparseable="zero"), sim, progress=False,
     ...                           settings=AuditSettings(batch_size=4))
-    >>> res.title, res.counts["pairs_available"]
+    >>> res.title, res.counts.pairs_available
     ('Echo chamber: the user states a true vs a false belief (sequential audit)', 8)
     """
     from dataclasses import replace
@@ -250,9 +245,8 @@ def run_case_sequential(case: Any, backend: Any, *, out: str | os.PathLike[str] 
     res = audit(ps, backend=backend, scorer=made, settings=settings, rng=seed, unparseable=prepared.unparseable,
                 options=RunOptions(config=config, cache=outdir / "cache.sqlite" if outdir else None),
                 progress=progress)
-    counts = dict(res.counts)
-    counts.update({"completed": res.summary.completed, "from cache": res.summary.from_cache,
-                   "failed": res.summary.failed})
+    counts = replace(res.counts, completed=res.summary.completed, from_cache=res.summary.from_cache,
+                     failed=res.summary.failed)
     run_settings = {"model": str(getattr(backend, "model", "?")), "backend": str(getattr(backend, "kind", "?")),
                     "generation": config.to_dict(), "pairs from": prepared.label, "scorer": made.name, "seed": seed,
                     "sequential": True, "run seconds": round(time.perf_counter() - t0, 1)}

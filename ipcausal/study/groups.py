@@ -15,7 +15,6 @@ direction most pairs are stored in (ties alphabetical).  The values tested respe
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +24,7 @@ import pandas as pd
 from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.clusters import unequal_cluster_interval
+from ipcausal.study.options import check_column, check_names
 from ipcausal.study.results import UNKNOWN_MODEL
 
 __all__ = ["orient", "Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
@@ -62,11 +62,9 @@ class Group:
 
 def validate_order(order: Any, backgrounds: set[str]) -> tuple[str, ...] | None:
     """``order`` as a tuple covering every background of the data (or ``None``)."""
-    if order is None:
+    names = check_names(order, "order")
+    if names is None:
         return None
-    if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
-        raise TypeError(f"`order` must be a list of background names, got {type(order).__name__}")
-    names = tuple(str(o) for o in order)
     if len(set(names)) != len(names):
         raise ValueError(f"`order` names a background twice: {list(names)}")
     missing = sorted(backgrounds - set(names))
@@ -77,10 +75,8 @@ def validate_order(order: Any, backgrounds: set[str]) -> tuple[str, ...] | None:
 
 def validate_cluster(cluster: Any, ps: PairSet) -> str | None:
     """The ``cluster`` column name, checked to exist with no missing values."""
-    if cluster is None:
+    if check_column(cluster, "cluster") is None:
         return None
-    if not isinstance(cluster, str):
-        raise TypeError(f"`cluster` must be a column name, got {type(cluster).__name__}")
     if cluster not in ps:
         raise ValueError(f"`cluster`: `pairs` has no column {cluster!r} (columns: {', '.join(ps.columns)})")
     col = ps[cluster]

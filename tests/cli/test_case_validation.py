@@ -71,7 +71,7 @@ def test_out_that_is_a_file_fails_before_any_request(backend, tmp_path):
 
 def test_valid_case_does_send(backend, tmp_path):
     res = run_case(prepare_case("echo", limit=3, unparseable="zero"), backend, out=tmp_path / "out", progress=False)
-    assert backend.sent == 6 and res.counts["requested"] == 6
+    assert backend.sent == 6 and res.counts.requested == 6
 
 
 def test_the_keywords_of_prepare_case_still_work_with_a_warning(backend, tmp_path):

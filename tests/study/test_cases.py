@@ -74,7 +74,7 @@ def test_run_case_culture_small(local, tmp_path):
 
     res = run_case(prepare_case("culture", limit=2, config=GenerationConfig(max_tokens=8)), local, out=tmp_path,
                    progress=False)
-    assert res.report.outcome == "similarity" and res.counts["requested"] == 4
+    assert res.report.outcome == "similarity" and res.counts.requested == 4
     assert res.pairs["similarity"].between(0, 1).all()
     assert "embedding" in res.settings["scorer"]
     assert res.title.startswith("Cultural adaptation") and res.files["report.json"].endswith("report.json")
@@ -127,7 +127,7 @@ def test_run_case_with_judges_all_cases(tmp_path):
     assert cul.pairs["similarity"].tolist() == [0.75] * len(cul.pairs)
     echo = run_case(prepare_case("echo", limit=10, scorer=get_case("echo").scorer_for(False, judge=judge)), model,
                     progress=False)
-    assert echo.counts["unparseable"] == 0 and echo.counts["scored"] == 10
+    assert echo.counts.unparseable == 0 and echo.counts.scored == 10
     # run_case writes report.json; rendering is the report layer's (what `ipcausal case` calls)
     assert (tmp_path / "edu" / "report.json").is_file() and not (tmp_path / "edu" / "report.html").exists()
     from ipcausal.report import write_case_reports

@@ -143,10 +143,9 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
         mitigated = bench_mitigation(prepared, cs, getattr(backend, "_sim", backend), cache=cache, out=folder,
                                      tag=m.backend == "simulated")
     verdict = align_groups(prepared.case.stance, res.report.groups)
-    c = res.counts
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
                      str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason,
-                     prepared.case.stance, int(c["requested"]), sent, _cost(folder, m), **mitigated)
+                     prepared.case.stance, res.counts.requested, sent, _cost(folder, m), **mitigated)
     if spec.probes(cs):  # can it infer the background? (ipcausal.study.bench.probe)
         from ipcausal.study.bench.probe import probe_cell
 
