@@ -55,6 +55,7 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.cli import CliError
     from ipcausal.pairs import PairSet
     from ipcausal.study.mitigation import CaseMitigation, Mitigation, evaluate_mitigation, write_mitigation
+    from ipcausal.study.options import RunOptions
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -77,9 +78,9 @@ def main(args: argparse.Namespace) -> int:
         before = len(store)
         res = evaluate_mitigation(
             pairs, backend, mitigation, scorer=args.scorer, scoring={"backend": judge} if judge is not None else None,
-            margin=args.margin, cache=store, alpha=args.alpha, cluster=args.cluster, rng=args.seed,
-            run_options={"config": GenerationConfig(max_tokens=args.max_tokens, seed=args.seed),
-                         "progress": not args.no_progress})
+            margin=args.margin, alpha=args.alpha, cluster=args.cluster, rng=args.seed,
+            run_options=RunOptions(config=GenerationConfig(max_tokens=args.max_tokens, seed=args.seed), cache=store),
+            progress=not args.no_progress)
         sent = len(store) - before
     finally:
         store.close()

@@ -29,7 +29,7 @@ _M = "ipcausal.study.mitigation."
 _NAMES: dict[str, str] = {
     **dict.fromkeys(("KINDS", "DEFAULT_INSTRUCTION", "Mitigation", "apply_mitigation", "as_mitigation"),
                     _M + "transforms"),
-    **dict.fromkeys(("evaluate_mitigation", "evaluate_runs", "RUN_KEYS", "TEST_KEYS"), _M + "evaluate"),
+    **dict.fromkeys(("evaluate_mitigation", "evaluate_runs"), _M + "evaluate"),
     **dict.fromkeys(("run_case_mitigation", "tag_backgrounds"), _M + "case"),
     **dict.fromkeys(("MitigationGroup", "MitigationResult", "CaseMitigation", "mitigation_table", "write_mitigation",
                      "read_mitigation"), _M + "results"),

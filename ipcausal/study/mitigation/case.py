@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.pairs import PairSet
-from ipcausal.study.mitigation.evaluate import TEST_KEYS
 from ipcausal.study.mitigation.results import CaseMitigation, mitigation_table, write_mitigation
 from ipcausal.study.mitigation.transforms import as_mitigation
+from ipcausal.study.options import RunOptions
 
 __all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table"]
 
@@ -152,11 +152,10 @@ def run_case_mitigation(
         cache = outdir / "cache.sqlite" if outdir is not None else ":memory:"
     own = not isinstance(cache, ResponseCache)
     store = ResponseCache(cache) if own else cache
-    tests = {k: v for k, v in case.tests.kwargs().items() if k in TEST_KEYS}
     try:
         before = len(store)
         res = evaluate_runs(ps, backend, m, scorer=prepared.scorer, scoring={"unparseable": prepared.unparseable},
-                            tests=tests, cache=store, run_options={"config": config, "progress": False},
+                            tests=case.tests, options=RunOptions(config=config, cache=store),
                             cluster=prepared.cluster, rng=prepared.seed)
         sent = len(store) - before
     finally:
