@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ipcausal._jsonio import atomic
 from ipcausal._tables import frame_from_records, read_csv_frame, read_jsonl_frame, read_parquet_frame
 
 __all__ = ["PairSet", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS"]
@@ -358,10 +358,7 @@ class PairSet:
         """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""
         p = Path(path)
         fmt = _format_of(p)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-        os.close(fd)
-        try:
+        with atomic(p) as tmp:
             if fmt == "jsonl":
                 with open(tmp, "w", encoding="utf-8") as fh:
                     for rec in self.records():
@@ -372,12 +369,7 @@ class PairSet:
                 pa = _parquet()
                 import pyarrow as pyarrow_mod
 
-                pa.write_table(pyarrow_mod.Table.from_pandas(self._df, preserve_index=False), tmp)
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual permissions
-            os.replace(tmp, p)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+                pa.write_table(pyarrow_mod.Table.from_pandas(self._df, preserve_index=False), str(tmp))
         return p
 
     # -- access ------------------------------------------------------------------------
@@ -543,12 +535,6 @@ def _read_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, Where]:
         return read_parquet_frame(p), where
     except ValueError as exc:
         raise ValueError(f"`path`: {exc}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _format_of(p: Path) -> str:

@@ -101,14 +101,14 @@ def summary_lines(run: Any, *, price_input: float | None = None, price_output: f
             for g in r.groups if (q := g.sequential) is not None]
     lines = text_table(rows, ["pair", "pairs sent", "stopped", "e-value", "p", "p adj", "effect", "CS"])
     c = run.counts
-    share = c["requests_saved"] / c["requests_full"] if c["requests_full"] else 0.0
-    lines.append(f"requests: {c['requests_sent']} of the full design's {c['requests_full']} "
-                 f"({c['requests_saved']} saved, {share:.0%}); asked of the model in this run: {c['requests_new']}, "
+    share = c.requests_saved / c.requests_full if c.requests_full else 0.0
+    lines.append(f"requests: {c.requests_sent} of the full design's {c.requests_full} "
+                 f"({c.requests_saved} saved, {share:.0%}); asked of the model in this run: {c.requests_new}, "
                  f"from cache: {run.summary.from_cache}")
-    if price_input is not None and price_output is not None and c["pairs_sent"]:
+    if price_input is not None and price_output is not None and c.pairs_sent:
         s = summarize(run.responses, price_input=price_input, price_output=price_output)
         spent = (s.prompt_tokens * price_input + s.completion_tokens * price_output) / 1e6
-        full = spent * c["pairs_available"] / c["pairs_sent"]
+        full = spent * c.pairs_available / c.pairs_sent
         lines.append(f"cost of the pairs sent: {spent:.4f}; the full design, extrapolated: {full:.4f}; "
                      f"saved: {full - spent:.4f} (new tokens in this run cost {s.cost:.4f})")
     verdict = "YES" if r.ip_detected else "no"
@@ -187,7 +187,7 @@ def main(args: argparse.Namespace) -> int:
         cost = summarize(res.responses, price_input=args.price_input, price_output=args.price_output).cost
     write_outputs(out, res.report, RunRecord(title, res.counts, {}, settings, {}, cost), responses=res.responses,
                   scored=res.scored)
-    write_report(Section(title, res.report, res.counts, settings), out / "report.html", title="ipcausal audit")
+    write_report(Section(title, res.report, res.counts.to_dict(), settings), out / "report.html", title="ipcausal audit")
     print(str(res.report))
     for line in summary_lines(res, price_input=args.price_input, price_output=args.price_output):
         print(line)

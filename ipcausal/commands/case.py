@@ -115,44 +115,44 @@ def main(args: argparse.Namespace) -> int:
         raise CliError("--alpha, --margin and --max-pairs are options of --sequential (--alpha and --margin "
                        "also of --mitigation)")
     case = get_case(args.case)
+    tests = None
     if args.mitigation is not None and (args.margin is not None or args.alpha != DEFAULTS["alpha"]):
         from dataclasses import replace
 
         # the case's tests with this level and margin: both the case run and the comparison use them
-        case = replace(case, tests=replace(case.tests, alpha=args.alpha,
-                                           margin=args.margin if args.margin is not None else case.tests.margin))
+        tests = replace(case.tests, alpha=args.alpha,
+                        margin=args.margin if args.margin is not None else case.tests.margin)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out: {out} is a file; give a folder")
     if args.source is not None and not Path(args.source).is_file():
         raise CliError(f"--source: {args.source} is not a file (give a PairSet made by `ipcausal build`)")
     # the pairs, the scorer's columns and the judge are checked before any model is loaded or asked
-    pairs, _, _ = prepare_case(case, args.source, judge=args.judge_backend is not None, limit=args.limit,
-                               unparseable=args.unparseable, seed=args.seed)
-    budget = case.source(given=args.source is not None).max_tokens
-    config = GenerationConfig(max_tokens=args.max_tokens or budget, seed=args.seed)
-    judge = make_backend(args, prefix="judge-")
+    config = GenerationConfig(max_tokens=args.max_tokens, seed=args.seed) if args.max_tokens else None
+    prepared = prepare_case(case, args.source, judge=args.judge_backend is not None, limit=args.limit,
+                            config=config, unparseable=args.unparseable, seed=args.seed, tests=tests)
+    prepared = prepared.with_judge(make_backend(args, prefix="judge-"))
     backend = _backend(args, case)
-    scorer = case.scorer_for(given=args.source is not None, judge=judge)
-    given = pairs if args.source else None
     if args.mitigation is not None and args.backend == SIMULATED:
         # the simulator reads only a [background] tag, and its number: tag the prompts, score the number
+        from dataclasses import replace
+
         from ipcausal.scoring import get_scorer
         from ipcausal.study.mitigation import tag_backgrounds
         from ipcausal.testing import SimulatedModel
 
-        given, scorer = tag_backgrounds(pairs), get_scorer("essay", rater=SimulatedModel.read)
-    common = dict(pairs=given, out=out, scorer=scorer,
-                  limit=None if given is not None else args.limit, config=config, unparseable=args.unparseable,
-                  seed=args.seed, progress=not args.no_progress)
+        prepared = replace(prepared, pairs=tag_backgrounds(prepared.pairs),
+                           scorer=get_scorer("essay", rater=SimulatedModel.read))
+    progress = not args.no_progress
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential
         from ipcausal.study.options import AuditSettings
 
-        res = run_case_sequential(case, backend, settings=AuditSettings(alpha=args.alpha, margin=args.margin,
-                                                                        max_pairs=args.max_pairs), **common)
+        res = run_case_sequential(prepared, backend, out=out, progress=progress,
+                                  settings=AuditSettings(alpha=args.alpha, margin=args.margin,
+                                                         max_pairs=args.max_pairs))
     else:
-        res = run_case(case, backend, samples=args.samples, **common)
+        res = run_case(prepared, backend, out=out, progress=progress, samples=args.samples)
     from ipcausal.commands.demo import print_case
     from ipcausal.report import DEMO_NEXT, DEMO_NOTE, write_case_reports
 
@@ -165,12 +165,11 @@ def main(args: argparse.Namespace) -> int:
     if demo_like:
         print("\n" + DEMO_NOTE + "\n" + DEMO_NEXT)
     if args.mitigation is not None:
-        from ipcausal.study.mitigation import run_case_mitigation
-        from ipcausal.study.mitigation import Mitigation
+        from ipcausal.study.mitigation import Mitigation, run_case_mitigation
 
         mitigation = Mitigation(args.mitigation, instruction=args.instruction,
                                 rewriter=make_backend(args, prefix="rewriter-"))
-        mres = run_case_mitigation(case, backend, mitigation, **{k: v for k, v in common.items() if k != "progress"})
+        mres = run_case_mitigation(prepared, backend, mitigation, out=out)
         print()
         print(mres)
         print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")

@@ -64,6 +64,7 @@ def print_case(r: object) -> None:
         print(f"  - {line}")
     print()
     print(report_text(res.report), end="")
-    print("counts: " + ", ".join(f"{k} {v}" for k, v in res.counts.items()))
-    for note in count_notes(res.counts):
+    counts = res.counts.to_dict()
+    print("counts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for note in count_notes(counts):
         print(f"  {note}")

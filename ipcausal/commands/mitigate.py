@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +51,11 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ipcausal.backends.base import GenerationConfig
+    from ipcausal.backends.cache import ResponseCache
     from ipcausal.cli import CliError
     from ipcausal.pairs import PairSet
-    from ipcausal.study.mitigation import Mitigation, evaluate_mitigation
+    from ipcausal.study.mitigation import CaseMitigation, Mitigation, evaluate_mitigation, write_mitigation
+    from ipcausal.study.options import RunOptions
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -72,16 +73,18 @@ def main(args: argparse.Namespace) -> int:
     judge = make_backend(args, prefix="judge-")
     backend = make_backend(args)
     out.mkdir(parents=True, exist_ok=True)
-    res = evaluate_mitigation(
-        pairs, backend, mitigation, scorer=args.scorer, scoring={"backend": judge} if judge is not None else None,
-        margin=args.margin, cache=out / "cache.sqlite", alpha=args.alpha, cluster=args.cluster, rng=args.seed,
-        run_options={"config": GenerationConfig(max_tokens=args.max_tokens, seed=args.seed),
-                     "progress": not args.no_progress})
-    (out / "mitigation.json").write_text(json.dumps(res.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
-    (out / "mitigation.txt").write_text(str(res) + "\n", encoding="utf-8")
-    res.checks.to_csv(out / "checks.csv", index=False)
-    res.pairs_without.write(out / "pairs_without.jsonl")
-    res.pairs_with.write(out / "pairs_with.jsonl")
+    store = ResponseCache(out / "cache.sqlite")
+    try:
+        before = len(store)
+        res = evaluate_mitigation(
+            pairs, backend, mitigation, scorer=args.scorer, scoring={"backend": judge} if judge is not None else None,
+            margin=args.margin, alpha=args.alpha, cluster=args.cluster, rng=args.seed,
+            run_options=RunOptions(config=GenerationConfig(max_tokens=args.max_tokens, seed=args.seed), cache=store),
+            progress=not args.no_progress)
+        sent = len(store) - before
+    finally:
+        store.close()
+    write_mitigation(CaseMitigation.of(res, mitigation, sent=sent), out, text=str(res))
     print(res)
     print(f"written: {out}/mitigation.json, mitigation.txt, checks.csv, pairs_without.jsonl, pairs_with.jsonl")
     return 0

@@ -8,7 +8,6 @@ that have no partner.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,10 +15,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from ipcausal._jsonio import json_ready
 from ipcausal.pairs import REQUIRED_COLUMNS, PairSet
 from ipcausal.stats.results import Result
 
-__all__ = ["SideRecord", "ImportResult", "assemble", "side_rows", "plain_value", "pairs_of", "as_path", "SIDES"]
+__all__ = ["SideRecord", "ImportResult", "assemble", "side_rows", "pairs_of", "as_path", "SIDES"]
 
 SIDES: tuple[str, str] = ("i", "j")
 """The side labels that the exporters write (``x_i`` is side ``"i"``, ``x_j`` side ``"j"``)."""
@@ -84,22 +84,6 @@ def pairs_of(pairs: Any) -> PairSet:
     return as_pairset(pairs, frames=False)
 
 
-def plain_value(v: Any) -> Any:
-    """A JSON-ready version of a table cell (NaN becomes ``None``, numpy scalars plain)."""
-    if hasattr(v, "item") and callable(v.item) and not isinstance(v, (list, dict, str)):
-        try:
-            v = v.item()
-        except (ValueError, TypeError):
-            v = v.tolist() if hasattr(v, "tolist") else v
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    if isinstance(v, (list, tuple)):
-        return [plain_value(u) for u in v]
-    if isinstance(v, dict):
-        return {str(k): plain_value(u) for k, u in v.items()}
-    return v
-
-
 def side_rows(pairs: PairSet, *, target: str | None, reserved: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Two rows per pair (side ``"i"`` then ``"j"``): id, input, background, target, the pair's columns.
 
@@ -122,13 +106,13 @@ def side_rows(pairs: PairSet, *, target: str | None, reserved: Sequence[str] = (
                          "rename them first")
     rows: list[dict[str, Any]] = []
     for rec in pairs.records():
-        meta = {c: plain_value(rec.get(c)) for c in extra}
+        meta = {c: json_ready(rec.get(c)) for c in extra}
         for side in SIDES:
             row: dict[str, Any] = {"id": f"{rec['pair_id']}:{side}", "input": rec[f"x_{side}"],
                                    "pair_id": rec["pair_id"], "side": side, "background": rec[f"background_{side}"],
                                    "pair": meta}
             if target is not None:
-                value = plain_value(rec.get(target))
+                value = json_ready(rec.get(target))
                 if isinstance(value, float) and value.is_integer():
                     value = int(value)  # an option number read back as 2.0 is the target "2"
                 row["target"] = "" if value is None else str(value)

@@ -28,7 +28,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, plain_value, side_rows
+from ipcausal._jsonio import json_ready
+from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, side_rows
 from ipcausal.pairs import PairSet
 
 __all__ = ["export_inspect", "import_inspect", "IPEarlyStopping", "ip_task", "ip_test", "mcq_choice", "answer_number",
@@ -154,7 +155,7 @@ def _records(path: Path, log: Any, *, scorer: str | None, to_float: Any, pair_fi
         extra = meta.get("pair") if isinstance(meta.get("pair"), dict) else {}
         yield SideRecord(sample_id=str(first.id), key=key, side=side,
                          background=str(meta.get(background_field, side)), x=_input_text(first.input), y=texts[0],
-                         samples=texts, score=score, model=model, meta={k: plain_value(v) for k, v in extra.items()})
+                         samples=texts, score=score, model=model, meta={k: json_ready(v) for k, v in extra.items()})
 
 
 def import_inspect(logs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scorer: str | None = None,

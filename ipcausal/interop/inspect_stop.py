@@ -9,7 +9,7 @@ public protocol ``inspect_ai.util.EarlyStopping``): ``start_task`` with the task
 samples are the two sides of each pair (metadata ``pair_id``, ``side``, ``background``, as
 :func:`ipcausal.interop.export_inspect` and :func:`ipcausal.interop.inspect.ip_task` write
 them).  The pairs are grouped, oriented and cut into units (pairs, or clusters) by the audit's
-own plan (:mod:`ipcausal.study._streams`); a unit's Δ = mean(score_j) − mean(score_i) over the
+own plan (:mod:`ipcausal.study.streams`); a unit's Δ = mean(score_j) − mean(score_i) over the
 epochs enters its group's betting e-process (:func:`ipcausal.stats.sequential_state`, |Δ| ≤ ``bound``)
 once both sides of all its pairs are scored, and after each unit the groups' e-values are
 combined by e-Holm (:func:`ipcausal.stats.e_holm`).  A group is decided when its adjusted e-value
@@ -28,17 +28,17 @@ across the task's background pairs, whatever the concurrency and whenever the ta
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ipcausal.interop._common import SIDES, SideRecord, assemble
-from ipcausal.stats._validate import choice, open_unit
-from ipcausal.stats.betting import METHODS
-from ipcausal.study._streams import CORRECTIONS, assemble as assemble_report, decide, feed_units, plan
-from ipcausal.study.audit import Resolved
-from ipcausal.study.defaults import DEFAULTS
+from ipcausal.study.options import AuditSettings
+from ipcausal.study.record import Counts
 from ipcausal.study.results import Report
+from ipcausal.study.streams import assemble as assemble_report
+from ipcausal.study.streams import decide, feed_units, plan
 
 __all__ = ["IPEarlyStopping", "MANAGER_NAME"]
 
@@ -128,19 +128,16 @@ class IPEarlyStopping:
                  correction: str = "e-holm", margin: float | None = None, cluster: str | None = None,
                  alternative: str = "two-sided", method: str = "mixture", order: Any = None,
                  pair_field: str = "pair_id", side_field: str = "side", background_field: str = "background") -> None:
-        self.alpha = open_unit(alpha, "alpha")
+        # the sequential test's options, checked where every audit's are: one AuditSettings (a batch is a sample)
+        self.settings = AuditSettings(alpha=alpha, correction=correction, margin=margin, batch_size=1,
+                                      alternative=alternative, method=method, cluster=cluster, order=order)
         if scorer is not None and (not isinstance(scorer, str) or not scorer):
             raise TypeError(f"`scorer` must be a scorer name or None, got {scorer!r}")
         self.scorer = scorer
         self.bound = None if bound is None else _positive(bound, "bound")
-        self.correction = choice(correction, "correction", CORRECTIONS)
-        self.margin = None if margin is None else _positive(margin, "margin")
-        if cluster is not None and (not isinstance(cluster, str) or not cluster):
-            raise TypeError(f"`cluster` must be a pair-metadata field name or None, got {cluster!r}")
-        self.cluster = cluster
-        self.alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
-        self.method = choice(method, "method", METHODS)
-        self.order = order
+        st = self.settings
+        self.alpha, self.correction, self.margin, self.cluster = st.alpha, st.correction, st.margin, st.cluster
+        self.alternative, self.method, self.order = st.alternative, st.method, st.order
         for name, v in (("pair_field", pair_field), ("side_field", side_field), ("background_field", background_field)):
             if not isinstance(v, str) or not v:
                 raise TypeError(f"`{name}` must be a non-empty metadata key, got {v!r}")
@@ -182,12 +179,9 @@ class IPEarlyStopping:
             raise ValueError(f"`cluster`: the pairs' metadata has no field {self.cluster!r}; fields: "
                              f"{[c for c in ps.columns if c not in ('x_i', 'x_j')]}")
         backgrounds = set(ps["background_i"].astype(str)) | set(ps["background_j"].astype(str))
-        self._opts = Resolved(pairs=ps, outcome="interval", bound=bound, alpha=self.alpha,
-                              correction=self.correction, margin=self.margin, batch_size=1, max_pairs=None,
-                              cluster=self.cluster, order=validate_order(self.order, backgrounds),
-                              m0=DEFAULTS["m0"], alternative=self.alternative, method=self.method,
-                              unparseable="exclude")
-        p = plan(ps, self._opts, np.random.default_rng(0))  # the plan's own order is unused: inspect's is
+        self._opts = replace(self.settings, order=validate_order(self.order, backgrounds))
+        # the plan's own order is unused: inspect's is
+        p = plan(ps, self._opts, np.random.default_rng(0), outcome="interval", bound=bound)
         self._plan, self._epochs, self._model = p, max(1, int(epochs)), str(getattr(task, "model", "?"))
         row_of = {pid: r for r, pid in enumerate(p.frame["pair_id"].astype(str))}
         self._where: dict[str, tuple[int, int]] = {}  # sample id -> (row, side index)
@@ -263,10 +257,10 @@ class IPEarlyStopping:
         self._flush(final=True)
         sent = int(sum(s.sent for s in p.streams))
         run = max(self._scheduled, self._completed)
-        counts = {"pairs_available": p.n_pairs, "pairs_sent": sent, "pairs_scored": int(sum(s.used for s in p.streams)),
-                  "requests_full": self._n_samples, "requests_sent": max(self._scheduled, self._completed),
-                  "requests_saved": self._n_samples - max(self._scheduled, self._completed),
-                  "batches": len(self._queue)}
+        counts = Counts(pairs_available=p.n_pairs, pairs_sent=sent, pairs_scored=int(sum(s.used for s in p.streams)),
+                        requests_full=self._n_samples, requests_sent=max(self._scheduled, self._completed),
+                        requests_saved=self._n_samples - max(self._scheduled, self._completed),
+                        batches=len(self._queue))
         self.report = assemble_report(p, self._opts, model=self._model, counts=counts, seed=None)
         groups = [{"group": g.group, "background_a": g.background_a, "background_b": g.background_b,
                    "stop_reason": g.sequential.stop_reason, "reject": bool(g.reject),
@@ -276,7 +270,7 @@ class IPEarlyStopping:
                    "n_sent": int(g.sequential.n_sent), "n_available": int(g.sequential.n_available)}
                   for g in self.report.groups]
         self.summary = {"method": "ipcausal anytime-valid audit (betting e-process, " + self.correction + ")",
-                        "alpha": self.alpha, "bound": self._opts.bound, "correction": self.correction,
+                        "alpha": self.alpha, "bound": p.bound, "correction": self.correction,
                         "stopped": self.report.audit.stopped, "ip_detected": bool(self.report.ip_detected),
                         "samples_total": self._n_samples, "samples_run": run,
                         "samples_stopped": self._stopped, "samples_saved": self._n_samples - run,

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, plain_value, side_rows
+from ipcausal._jsonio import json_ready
+from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, assemble, pairs_of, side_rows
 from ipcausal.interop.lm_eval_compare import CompareResult, compare_lm_eval
 
 __all__ = ["export_lm_eval", "import_lm_eval", "compare_lm_eval", "CompareResult", "TEXT_FIELDS"]
@@ -191,7 +192,7 @@ def _records(path: Path, *, metric: str | None, text_field: str, pair_field: str
         sid = f"{path.name}#{row.get('doc_id', lineno)}"
         yield SideRecord(sample_id=sid, key=key, side=side, background=background, x=x, y=y, samples=(y,),
                          score=score, model=model,
-                         meta={k: plain_value(v) for k, v in doc.items() if k not in skip})
+                         meta={k: json_ready(v) for k, v in doc.items() if k not in skip})
 
 
 def import_lm_eval(samples: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, metric: str | None = None,

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ipcausal._jsonio import write_text
 from ipcausal.report._common import Section, sections_of
 from ipcausal.report.explain import DEMO_NEXT, DEMO_NOTE, count_notes, direction_text, plain_lines
 from ipcausal.report.html import format_html
@@ -60,11 +61,7 @@ def write_report(sections: Any, path: str | os.PathLike[str], *, title: str = "i
         text = "\n".join(f"== {s.title} ==\n{format_text(s.report)}" for s in secs)
     else:
         raise ValueError(f"`path` must end in .html, .md, .json or .txt, got {p.name!r}")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+    return write_text(p, text)
 
 
 def read_sections(path: str | os.PathLike[str]) -> list[Section]:
@@ -95,7 +92,7 @@ def write_case_reports(results: Any, out: str | os.PathLike[str] | None = None, 
     written: dict[str, Path] = {}
     sections = []
     for r in items:
-        sec = Section(r.title, r.report, r.counts, r.settings)
+        sec = Section(r.title, r.report, r.counts.to_dict(), r.settings)
         sections.append(sec)
         where = r.files.get("report.json") if getattr(r, "files", None) else None
         if where:

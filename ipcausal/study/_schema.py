@@ -1,4 +1,4 @@
-"""The JSON of a Report file: reading it, JSON-safe floats, and the upgrade of schema version 1.
+"""The JSON of a Report file: reading it, and the upgrade of schema version 1 (writing: :mod:`ipcausal._jsonio`).
 
 Version 2 (``ipcausal.report`` v2) keeps a group's optional parts as nested objects —
 ``equivalence`` (:class:`~ipcausal.study.results.EquivalenceInfo`) and ``sequential``
@@ -12,12 +12,11 @@ a dict, empty for a fixed-n test; :func:`upgrade` rewrites such a payload as ver
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_json", "json_safe", "upgrade", "version_of"]
+__all__ = ["load_json", "upgrade", "version_of"]
 
 _EQUIVALENCE_V1 = {"equivalence_pvalue": "pvalue", "equivalence_ci_low": "ci_low", "equivalence_ci_high": "ci_high"}
 _SEQUENTIAL_V1 = ("n_available", "n_sent", "stop_reason", "e_value", "e_adjusted", "path_n", "path_e")
@@ -36,21 +35,6 @@ def load_json(path: Any) -> tuple[Any, Path]:
         raise FileNotFoundError(f"no report file at {str(p)!r}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{p}: not a JSON report ({exc})") from None
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with NaN as ``None`` and ±inf as ``"inf"``/``"-inf"``, in nested dicts and lists."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _group_v1(g: dict[str, Any], alpha: float) -> dict[str, Any]:

@@ -19,7 +19,7 @@ same cache) sends the same batches in the same order and takes every answered re
 cache, so it reaches the same verdict without asking the model twice.
 
 The mechanics of the streams (plan, feeding, decisions, the Report) are in
-:mod:`ipcausal.study._streams`.
+:mod:`ipcausal.study.streams`.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ import numpy as np
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats._validate import as_generator
-from ipcausal.study._streams import CORRECTIONS, Plan, assemble, decide, feed_batch, next_batch, plan
+from ipcausal.study.streams import CORRECTIONS, Plan, assemble, decide, feed_batch, next_batch, plan
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE
 from ipcausal.study.groups import validate_cluster, validate_order
 from ipcausal.study.inputs import as_pairset, check_progress, check_prompts
 from ipcausal.study.options import AuditSettings, RunOptions, given
+from ipcausal.study.record import Counts
 from ipcausal.study.results import Report
 from ipcausal.study.run import RunSummary, run, summarize
 
@@ -62,7 +63,7 @@ class AuditRun:
         The pairs that entered the e-processes, with their scores (``None`` if none could be scored).
     summary : RunSummary
         Requests, cache hits, tokens and (with prices) the cost of the new tokens.
-    counts : dict
+    counts : Counts
         ``pairs_available``, ``pairs_sent``, ``pairs_scored``, ``requests_full``, ``requests_sent``,
         ``requests_saved``, ``requests_new`` (distinct requests asked of the model in this call: a prompt
         shared by several pairs is asked once) and ``batches``.
@@ -72,32 +73,16 @@ class AuditRun:
     responses: PairSet
     scored: PairSet | None
     summary: RunSummary
-    counts: dict[str, int]
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """An audit's options once checked against its pairs and scorer (what the streams read)."""
-
-    pairs: PairSet
-    outcome: str
-    bound: float | None
-    alpha: float
-    correction: str
-    margin: float | None
-    batch_size: int
-    max_pairs: int | None
-    cluster: str | None
-    order: tuple[str, ...] | None
-    m0: float
-    alternative: str
-    method: str
-    unparseable: str
+    counts: Counts
 
 
 def _resolve(pairs: Any, backend: Any, scorer: Any, settings: Any, options: Any, unparseable: Any,
-             progress: Any) -> tuple[Resolved, Any, RunOptions]:
-    """Every argument checked before the first request (errors name the parameter)."""
+             progress: Any) -> tuple[PairSet, AuditSettings, str, float | None, str, Any, RunOptions]:
+    """Every argument checked before the first request (errors name the parameter): the pairs, the
+    settings resolved against them (alternative, cluster, order), the outcome, the bound on |Δ|, the
+    unparseable policy, the scorer and the run options."""
+    from dataclasses import replace
+
     from ipcausal.backends.base import Backend
     from ipcausal.outcomes import get_outcome
     from ipcausal.scoring import check_policy, check_scorer, get_scorer
@@ -126,15 +111,13 @@ def _resolve(pairs: Any, backend: Any, scorer: Any, settings: Any, options: Any,
     if margin is not None and not outcome.directed and margin >= 0.5:
         raise ValueError(f"`margin` is on the scale of the share below m0 for similarity scorers and must "
                          f"be < 0.5, got {margin!r}")
-    cluster = validate_cluster(settings.cluster, pairs)
     backgrounds = set(df["background_i"].astype(str)) | set(df["background_j"].astype(str))
-    order = validate_order(settings.order, backgrounds)
-    alternative = settings.alternative or outcome.default_alternative
+    settings = replace(settings, cluster=validate_cluster(settings.cluster, pairs),
+                       order=validate_order(settings.order, backgrounds),
+                       alternative=settings.alternative or outcome.default_alternative)
     unparseable = check_policy(unparseable)
     check_progress(progress)
-    return (Resolved(pairs, outcome.name, bound if outcome.directed else None, settings.alpha, settings.correction,
-                     margin, settings.batch_size, settings.max_pairs, cluster, order, settings.m0, alternative,
-                     settings.method, unparseable), made, options)
+    return pairs, settings, outcome.name, bound if outcome.directed else None, unparseable, made, options
 
 
 def _stop_if_nothing_came_back(got: PairSet) -> None:
@@ -218,18 +201,18 @@ def audit(pairs: Any, *, backend: Any, scorer: Any, settings: AuditSettings | No
     >>> sim = SimulatedModel(effect=2.0, levels=5, seed=1)
     >>> ps = sim.study(n=300, rng=0).drop_columns("y_i", "y_j", "score_i", "score_j", "model")
     >>> res = ipcausal.audit(ps, backend=sim, scorer=get_scorer("essay", rater=sim.score, bound=4), rng=0)
-    >>> res.counts["pairs_sent"] < 300, res.report.groups[0].sequential.stop_reason
+    >>> res.counts.pairs_sent < 300, res.report.groups[0].sequential.stop_reason
     (True, 'rejected')
     """
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.scoring import NoScorablePairs, score_pairs
     from ipcausal.study.progress import bar
 
-    opts, made, send = _resolve(pairs, backend, scorer, settings, options, unparseable, progress)
+    ps, opts, outcome, bound, unparseable, made, send = _resolve(pairs, backend, scorer, settings, options,
+                                                                unparseable, progress)
     gen = as_generator(rng)
-    ps = opts.pairs
     model = str(getattr(backend, "model", "?"))
-    p = plan(ps, opts, gen)
+    p = plan(ps, opts, gen, outcome=outcome, bound=bound)
     cache, config = send.cache, send.generation
     rc = cache if isinstance(cache, ResponseCache) else ResponseCache(":memory:" if cache is None else cache)
     pbar = bar(progress, p.n_pairs if opts.max_pairs is None else min(p.n_pairs, opts.max_pairs), unit="pair",
@@ -250,7 +233,7 @@ def audit(pairs: Any, *, backend: Any, scorer: Any, settings: AuditSettings | No
             batches += 1
             _stop_if_nothing_came_back(got)
             try:
-                res = score_pairs(got, made, unparseable=opts.unparseable)
+                res = score_pairs(got, made, unparseable=unparseable)
                 scored.append(res.pairs)
                 feed_batch(p, res.pairs)
             except NoScorablePairs:
@@ -269,9 +252,9 @@ def audit(pairs: Any, *, backend: Any, scorer: Any, settings: AuditSettings | No
     responses = PairSet.concat(answered)
     summary = summarize(responses)
     sent = len(responses)
-    counts = {"pairs_available": p.n_pairs, "pairs_sent": sent, "pairs_scored": sum(len(s) for s in scored),
-              "requests_full": 2 * p.n_pairs, "requests_sent": 2 * sent, "requests_saved": 2 * (p.n_pairs - sent),
-              "requests_new": asked, "batches": batches}
+    counts = Counts(pairs_available=p.n_pairs, pairs_sent=sent, pairs_scored=sum(len(s) for s in scored),
+                    requests_full=2 * p.n_pairs, requests_sent=2 * sent, requests_saved=2 * (p.n_pairs - sent),
+                    requests_new=asked, batches=batches)
     seed = rng if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) else None
     report = assemble(p, opts, model=model, counts=counts, seed=seed)
     return AuditRun(report, responses, PairSet.concat(scored) if scored else None, summary, counts)

@@ -20,6 +20,7 @@ import numpy as np
 from ipcausal.outcomes import directed
 from ipcausal.stats.equivalence import equivalence_test
 from ipcausal.study.groups import Group, cluster_interval
+from ipcausal.study.options import check_margin
 from ipcausal.study.results import EquivalenceInfo, GroupResult
 
 __all__ = ["validate_margin", "with_equivalence", "VERDICTS"]
@@ -29,15 +30,12 @@ VERDICTS = ("reject", "equivalent", "inconclusive")
 
 def validate_margin(margin: Any, outcome: str) -> float | None:
     """``margin`` as a positive finite float (or ``None``); only for interval outcomes."""
+    margin = check_margin(margin)
     if margin is None:
         return None
-    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`margin` must be a positive number (the smallest mean Δ that matters), got {margin!r}")
-    if not math.isfinite(float(margin)) or float(margin) <= 0:
-        raise ValueError(f"`margin` must be a positive finite number, got {margin!r}")
     if not directed(outcome):
         raise ValueError("`margin` (an equivalence test on mean Δ) needs an interval outcome (`score_i`/`score_j`)")
-    return float(margin)
+    return margin
 
 
 def with_equivalence(result: GroupResult, group: Group, st: Any, gen: np.random.Generator) -> GroupResult:

@@ -15,7 +15,6 @@ direction most pairs are stored in (ties alphabetical).  The values tested respe
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +24,11 @@ import pandas as pd
 from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.stats.clusters import unequal_cluster_interval
+from ipcausal.study.options import check_column, check_names
 from ipcausal.study.results import UNKNOWN_MODEL
 
 __all__ = ["orient", "Group", "groups", "ClusterWarning", "ID_COLUMNS", "UNKNOWN_MODEL", "validate_order", "validate_cluster",
-           "cluster_interval"]
+           "cluster_interval", "natural_cluster"]
 
 #: Columns that name a shared unit; pairs of one group sharing a value are likely dependent.
 ID_COLUMNS = ("prompt_id", "question_id", "item_id", "cluster_id")
@@ -62,11 +62,9 @@ class Group:
 
 def validate_order(order: Any, backgrounds: set[str]) -> tuple[str, ...] | None:
     """``order`` as a tuple covering every background of the data (or ``None``)."""
-    if order is None:
+    names = check_names(order, "order")
+    if names is None:
         return None
-    if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
-        raise TypeError(f"`order` must be a list of background names, got {type(order).__name__}")
-    names = tuple(str(o) for o in order)
     if len(set(names)) != len(names):
         raise ValueError(f"`order` names a background twice: {list(names)}")
     missing = sorted(backgrounds - set(names))
@@ -77,10 +75,8 @@ def validate_order(order: Any, backgrounds: set[str]) -> tuple[str, ...] | None:
 
 def validate_cluster(cluster: Any, ps: PairSet) -> str | None:
     """The ``cluster`` column name, checked to exist with no missing values."""
-    if cluster is None:
+    if check_column(cluster, "cluster") is None:
         return None
-    if not isinstance(cluster, str):
-        raise TypeError(f"`cluster` must be a column name, got {type(cluster).__name__}")
     if cluster not in ps:
         raise ValueError(f"`cluster`: `pairs` has no column {cluster!r} (columns: {', '.join(ps.columns)})")
     col = ps[cluster]
@@ -88,6 +84,30 @@ def validate_cluster(cluster: Any, ps: PairSet) -> str | None:
         rows = np.flatnonzero(col.isna().to_numpy())[:5].tolist()
         raise ValueError(f"`cluster`: column {cluster!r} is missing at rows {rows}")
     return cluster
+
+
+def natural_cluster(ps: PairSet) -> str | None:
+    """The cluster column the builders write (``question_id``, then ``prompt_id``) when it really clusters ``ps``.
+
+    A column clusters the pairs when some background pair (of one model) has several pairs with
+    the same value; otherwise every cluster is a single pair and the answer is ``None``.
+
+    Examples
+    --------
+    >>> ps = PairSet.from_records({"pair_id": k, "background_i": "a", "background_j": "b", "x_i": "q",
+    ...                            "x_j": "q", "question_id": k // 2} for k in range(4))
+    >>> natural_cluster(ps), natural_cluster(ps.head(1))
+    ('question_id', None)
+    """
+    df = ps.to_frame()
+    for col in ("question_id", "prompt_id"):
+        if col in df.columns:
+            key = df["background_i"].astype(str) + "|" + df["background_j"].astype(str)
+            if "model" in df.columns:
+                key = key + "|" + df["model"].astype(str)
+            if df.assign(_k=key).duplicated(["_k", col]).any():
+                return col
+    return None
 
 
 def _sample_scores(df: Any, n: int) -> tuple[np.ndarray, np.ndarray, int | None] | None:

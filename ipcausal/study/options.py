@@ -20,6 +20,7 @@ carries them.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from collections.abc import Sequence
@@ -29,7 +30,11 @@ from typing import Any
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE, AUDIT_CORRECTIONS, DEFAULTS, OUTCOMES
 from ipcausal.study.inputs import positive_number
 
-__all__ = ["RunOptions", "AuditSettings", "TestOptions", "Design", "given"]
+__all__ = ["RunOptions", "AuditSettings", "TestOptions", "Design", "given", "check_m0", "check_margin",
+           "check_alternative", "check_names", "check_column", "ALTERNATIVES"]
+
+#: The directions of H1 every test of the study layer takes.
+ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def given(value: Any, cls: type, name: str) -> Any:
@@ -53,13 +58,74 @@ def _positive_int(value: Any, name: str) -> int:
     return int(positive_int(value, name))
 
 
-def _names(value: Any, name: str) -> tuple[str, ...] | None:
-    """A list of background names as a tuple of str (``None`` stays ``None``); a ``TypeError`` naming ``name``."""
+def check_names(value: Any, name: str) -> tuple[str, ...] | None:
+    """A list of background names as a tuple of str (``None`` stays ``None``); a ``TypeError`` naming ``name``.
+
+    Examples
+    --------
+    >>> check_names(["sae", "aae"], "order"), check_names(None, "trend")
+    (('sae', 'aae'), None)
+    """
     if value is None:
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"`{name}` must be a list of background names, got {type(value).__name__}")
     return tuple(str(x) for x in value)
+
+
+def check_m0(value: Any) -> float:
+    """The null median of a similarity, a number in (0, 1] (the one check of ``m0``).
+
+    Examples
+    --------
+    >>> check_m0(0.8)
+    0.8
+    >>> check_m0(2)
+    Traceback (most recent call last):
+    ...
+    ValueError: `m0` must lie in (0, 1]: it is a median similarity, and similarities lie in [0, 1]; got 2
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        raise ValueError(f"`m0` must be a finite number in (0, 1], got {value!r}")
+    if not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"`m0` must lie in (0, 1]: it is a median similarity, and similarities lie in [0, 1]; "
+                         f"got {value!r}")
+    return float(value)
+
+
+def check_margin(value: Any) -> float | None:
+    """An equivalence margin: a positive finite number, or ``None`` (the one check of ``margin``).
+
+    Examples
+    --------
+    >>> check_margin(1), check_margin(None)
+    (1.0, None)
+    >>> check_margin(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `margin` must be a positive finite number, got -1
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`margin` must be a positive number (the smallest effect that matters), got {value!r}")
+    if not math.isfinite(float(value)) or float(value) <= 0:
+        raise ValueError(f"`margin` must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def check_alternative(value: Any) -> str | None:
+    """A direction of H1 (:data:`ALTERNATIVES`), or ``None`` for the outcome's default."""
+    from ipcausal.stats._validate import choice
+
+    return None if value is None else str(choice(value, "alternative", ALTERNATIVES))
+
+
+def check_column(value: Any, name: str) -> str | None:
+    """A column name (e.g. ``cluster``), or ``None``; a ``TypeError`` naming ``name`` otherwise."""
+    if value is not None and (not isinstance(value, str) or not value):
+        raise TypeError(f"`{name}` must be a column name or None, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -107,8 +173,8 @@ class Design:
         from ipcausal.stats._validate import choice
 
         choice(self.outcome, "outcome", OUTCOMES)
-        object.__setattr__(self, "order", _names(self.order, "order"))
-        object.__setattr__(self, "trend", _names(self.trend, "trend"))
+        object.__setattr__(self, "order", check_names(self.order, "order"))
+        object.__setattr__(self, "trend", check_names(self.trend, "trend"))
         if self.strata is not None and not isinstance(self.strata, str):
             raise TypeError(f"`strata` must be a column name, got {type(self.strata).__name__}")
 
@@ -224,21 +290,15 @@ class AuditSettings:
 
         object.__setattr__(self, "alpha", open_unit(self.alpha, "alpha"))
         choice(self.correction, "correction", AUDIT_CORRECTIONS)
-        if self.margin is not None:
-            object.__setattr__(self, "margin", positive_number(self.margin, "margin"))
+        object.__setattr__(self, "margin", check_margin(self.margin))
         object.__setattr__(self, "batch_size", _positive_int(self.batch_size, "batch_size"))
         if self.max_pairs is not None:
             object.__setattr__(self, "max_pairs", _positive_int(self.max_pairs, "max_pairs"))
-        m0 = self.m0
-        if isinstance(m0, bool) or not isinstance(m0, numbers.Real) or not 0.0 < float(m0) <= 1.0:
-            raise ValueError(f"`m0` must be a number in (0, 1] (a median similarity), got {m0!r}")
-        object.__setattr__(self, "m0", float(m0))
-        if self.alternative is not None:
-            choice(self.alternative, "alternative", ("two-sided", "greater", "less"))
+        object.__setattr__(self, "m0", check_m0(self.m0))
+        check_alternative(self.alternative)
         choice(self.method, "method", METHODS)
-        if self.cluster is not None and not isinstance(self.cluster, str):
-            raise TypeError(f"`cluster` must be a column name or None, got {type(self.cluster).__name__}")
-        object.__setattr__(self, "order", _names(self.order, "order"))
+        check_column(self.cluster, "cluster")
+        object.__setattr__(self, "order", check_names(self.order, "order"))
 
 
 @dataclass(frozen=True)
@@ -279,7 +339,7 @@ class TestOptions:
     >>> TestOptions(m0=2)
     Traceback (most recent call last):
     ...
-    ValueError: `m0` must be a number in (0, 1] (a median similarity), got 2
+    ValueError: `m0` must lie in (0, 1]: it is a median similarity, and similarities lie in [0, 1]; got 2
     """
 
     __test__ = False  # pytest must not collect it
@@ -302,17 +362,13 @@ class TestOptions:
             raise TypeError(f"`design` must be a Design or None, got {type(self.design).__name__}")
         if not isinstance(self.correction, str):
             raise TypeError(f"`correction` must be a string, got {type(self.correction).__name__}")
-        m0 = self.m0
-        if isinstance(m0, bool) or not isinstance(m0, numbers.Real) or not 0.0 < float(m0) <= 1.0:
-            raise ValueError(f"`m0` must be a number in (0, 1] (a median similarity), got {m0!r}")
+        object.__setattr__(self, "m0", check_m0(self.m0))
         if not isinstance(self.method, str):
             raise TypeError(f"`method` must be a string, got {type(self.method).__name__}")
         if self.n_resamples is not None:
             _positive_int(self.n_resamples, "n_resamples")
-        if self.alternative is not None:
-            choice(self.alternative, "alternative", ("two-sided", "greater", "less"))
-        if self.margin is not None:
-            object.__setattr__(self, "margin", positive_number(self.margin, "margin"))
+        check_alternative(self.alternative)
+        object.__setattr__(self, "margin", check_margin(self.margin))
         if self.smallest_effect is not None:
             object.__setattr__(self, "smallest_effect", positive_number(self.smallest_effect, "smallest_effect"))
 

@@ -16,22 +16,111 @@ for equal data), the record says how the data was obtained (timings differ betwe
 from __future__ import annotations
 
 import json
+import numbers
 import os
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["RunRecord", "write_outputs", "write_report_file", "dropped_by_reason", "DROP_REASONS"]
+from ipcausal._jsonio import write_json
+
+__all__ = ["Counts", "RunRecord", "write_outputs", "write_report_file", "dropped_by_reason", "DROP_REASONS"]
 
 #: Why a pair is left out of the test (the status :func:`ipcausal.scoring.score_pairs` gives it).
 DROP_REASONS: tuple[str, ...] = ("missing", "unparseable", "failed")
 
 
+@dataclass(frozen=True)
+class Counts:
+    """What a run counted, typed: a case run's pairs, requests and answers, an audit's pairs and requests.
+
+    A field that a run does not count is ``None``.  :meth:`to_dict` gives the counts a run folder
+    and a report show, under the labels they have always had (``"from cache"`` for
+    :attr:`from_cache`), in this order, those counted only; :meth:`from_dict` reads them back.
+
+    Attributes
+    ----------
+    pairs_available, pairs_sent, pairs_scored : int, optional
+        An audit: the pairs it could send, sent, and scored into its e-processes.
+    requests_full, requests_sent, requests_saved : int, optional
+        An audit: the requests of the full design, sent, and not needed.
+    requests_new : int, optional
+        An audit: distinct requests asked of the model in this call (a shared prompt once).
+    batches : int, optional
+        An audit: the batches sent.
+    pairs, requested, completed, from_cache, failed, unparseable, excluded, scored : int, optional
+        A case run: its pairs; requests made, answered, answered from the response cache, failed;
+        answers that could not be scored; pairs left out of the test, and pairs tested.
+
+    Examples
+    --------
+    >>> c = Counts(pairs=3, requested=6, completed=6, from_cache=6, failed=0)
+    >>> c.to_dict()
+    {'pairs': 3, 'requested': 6, 'completed': 6, 'from cache': 6, 'failed': 0}
+    >>> Counts.from_dict(c.to_dict()) == c, c.from_cache
+    (True, 6)
+    """
+
+    pairs_available: int | None = None
+    pairs_sent: int | None = None
+    pairs_scored: int | None = None
+    requests_full: int | None = None
+    requests_sent: int | None = None
+    requests_saved: int | None = None
+    requests_new: int | None = None
+    batches: int | None = None
+    pairs: int | None = None
+    requested: int | None = None
+    completed: int | None = None
+    from_cache: int | None = None
+    failed: int | None = None
+    unparseable: int | None = None
+    excluded: int | None = None
+    scored: int | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if v is not None:
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                    raise ValueError(f"`{f.name}` must be a non-negative integer or None, got {v!r}")
+                object.__setattr__(self, f.name, int(v))
+
+    def to_dict(self) -> dict[str, int]:
+        """The counts made, by their labels (what ``meta.json``, ``report.json`` and the reports show)."""
+        return {_LABELS.get(f.name, f.name): getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Counts:
+        """The counts :meth:`to_dict` gave (other keys are left out)."""
+        if not isinstance(d, Mapping):
+            raise TypeError(f"`counts` must be a mapping, got {type(d).__name__}")
+        names = {_LABELS.get(f.name, f.name): f.name for f in fields(cls)}
+        return cls(**{names[k]: v for k, v in d.items() if k in names})
+
+    def __getitem__(self, key: str) -> int:
+        """``counts["requested"]``, as when the counts were a dict (deprecated: read the field)."""
+        name = {v: k for k, v in _LABELS.items()}.get(key, key)
+        if name not in self.__dataclass_fields__ or getattr(self, name) is None:
+            raise KeyError(key)
+        warnings.warn(f"counts[{key!r}] is deprecated and goes in 0.3; read counts.{name}", DeprecationWarning,
+                      stacklevel=2)
+        return getattr(self, name)
+
+
+#: The labels of the counts whose field name is not their label.
+_LABELS = {"from_cache": "from cache"}
+
+
 def _frozen(value: Any, name: str) -> Mapping[str, Any]:
     if value is None:
         value = {}
+    if isinstance(value, Counts):
+        value = value.to_dict()
     if not isinstance(value, Mapping):
         raise TypeError(f"`{name}` must be a mapping, got {type(value).__name__}")
     return MappingProxyType(dict(value))
@@ -45,8 +134,8 @@ class RunRecord:
     ----------
     title : str, optional
         The heading of its report.
-    counts : mapping of str to int
-        As the run reports them (a case: ``pairs``, ``requested``, ``completed``, ``from cache``,
+    counts : Counts or mapping of str to int
+        As the run reports them (a :class:`Counts` is kept by its labels) (a case: ``pairs``, ``requested``, ``completed``, ``from cache``,
         ``failed``, ``unparseable``, ``excluded``, ``scored``; an audit: ``pairs_available``,
         ``pairs_sent`` …; a scored file: ``requested``, ``scored``, ``missing``, ``unparseable``,
         ``failed``, ``zeroed``).
@@ -175,13 +264,6 @@ def _load(p: Path) -> Any:
         return None
 
 
-def _write_json(path: Path, payload: Any, indent: int, *, ascii_only: bool = False) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=indent, ensure_ascii=ascii_only, default=str), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 def write_report_file(path: str | os.PathLike[str], report: Any, record: RunRecord | None) -> Path:
     """Write ``report`` as :meth:`~ipcausal.study.results.Report.write` does, with ``record`` beside it
     (its ``title``/``counts``/``settings`` at the top, as earlier releases read them, and all of it
@@ -194,7 +276,7 @@ def write_report_file(path: str | os.PathLike[str], report: Any, record: RunReco
     p.parent.mkdir(parents=True, exist_ok=True)
     payload = report.payload(title=record.title, counts=dict(record.counts), settings=dict(record.settings))
     payload["record"] = record.to_dict()
-    return _write_json(p, payload, 1)
+    return write_json(p, payload, indent=1)
 
 
 def write_outputs(folder: str | os.PathLike[str], report: Any, record: RunRecord, *, responses: Any = None,
@@ -230,5 +312,5 @@ def write_outputs(folder: str | os.PathLike[str], report: Any, record: RunRecord
         files["dropped"] = str(p)
     files["report.json"] = str(write_report_file(out / "report.json", report, record))
     if meta is not None:
-        files["meta.json"] = str(_write_json(out / "meta.json", dict(meta), 2, ascii_only=True))
+        files["meta.json"] = str(write_json(out / "meta.json", dict(meta), indent=2, ascii_only=True))
     return files

@@ -28,7 +28,8 @@ from ipcausal.stats.results import (
     SignFlipResult,
     SignTestResult,
 )
-from ipcausal.study._schema import json_safe, load_json, upgrade, version_of
+from ipcausal._jsonio import json_ready, write_json
+from ipcausal.study._schema import load_json, upgrade, version_of
 from ipcausal.study.parts import AuditInfo, CueEffect, EquivalenceInfo, OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo
 
 __all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
@@ -166,7 +167,7 @@ class Report(Result):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (NaN as ``None``, ±inf as ``"inf"``/``"-inf"``) plus the verdicts."""
-        d = json_safe(super().to_dict())
+        d = json_ready(super().to_dict(), inf_as_text=True)
         d["ip_detected"] = self.ip_detected
         d["ip_detected_by_model"] = self.ip_detected_by_model()
         return d
@@ -183,9 +184,9 @@ class Report(Result):
             out["title"] = str(title)
         out["report"] = self.to_dict()
         if counts is not None:
-            out["counts"] = json_safe(dict(counts))
+            out["counts"] = json_ready(dict(counts), inf_as_text=True)
         if settings is not None:
-            out["settings"] = json_safe(json.loads(json.dumps(dict(settings), default=str)))
+            out["settings"] = json_ready(json.loads(json.dumps(dict(settings), default=str)), inf_as_text=True)
         return out
 
     def write(self, path: str | os.PathLike[str], *, title: str | None = None,
@@ -208,13 +209,7 @@ class Report(Result):
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"`path` must be a file path, got {type(path).__name__}")
-        p = Path(path)
-        payload = self.payload(title=title, counts=counts, settings=settings)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, p)
-        return p
+        return write_json(path, self.payload(title=title, counts=counts, settings=settings), inf_as_text=True)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> "Report":

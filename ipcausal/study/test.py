@@ -40,7 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
-from ipcausal.study.options import Design, given
+from ipcausal.study.options import Design, check_alternative, check_m0, given
 from ipcausal.study.ordered import design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
 
@@ -66,7 +66,11 @@ class LevelUnreachableWarning(MonteCarloResolutionWarning):
 
 @dataclass(frozen=True)
 class Settings:
-    """The validated options of one :func:`test` call."""
+    """The options of one :func:`test` call once checked against its pairs (the outcome they carry, the
+    default alternative, the cluster and order columns): what the steps read.  Each option is checked by
+    the one check of :mod:`ipcausal.study.options` (``check_m0``, ``check_alternative``, ``check_margin`` …)
+    that :class:`~ipcausal.study.options.TestOptions` and :class:`~ipcausal.study.options.AuditSettings`
+    use too."""
 
     outcome: str
     alpha: float
@@ -96,10 +100,7 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     outcome = choice(outcome, "outcome", OUTCOMES)
     alpha = open_unit(alpha, "alpha")
     correction = choice(correction, "correction", CORRECTIONS + JOINT_CORRECTIONS)
-    if isinstance(m0, bool) or not isinstance(m0, (int, float, np.integer, np.floating)) or not math.isfinite(m0):
-        raise ValueError(f"`m0` must be a finite number in (0, 1], got {m0!r}")
-    if not 0.0 < float(m0) <= 1.0:
-        raise ValueError(f"`m0` must lie in (0, 1]: it is a median similarity, and similarities lie in [0, 1]; got {m0!r}")
+    m0 = check_m0(m0)
     method = choice(method, "method", METHODS)
     if not isinstance(paper_compat, bool):
         raise TypeError("`paper_compat` must be True or False")
@@ -110,7 +111,7 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
     if alternative is None:
         # the study's released code counts s > m0: its alternative is "greater"
         alternative = "greater" if paper_compat and not directed(outcome) else get_outcome(outcome).default_alternative
-    alternative = choice(alternative, "alternative", ("two-sided", "greater", "less"))
+    alternative = check_alternative(alternative)
     cluster = validate_cluster(cluster, ps)
     backgrounds = {str(b) for b in ps["background_i"].unique()} | {str(b) for b in ps["background_j"].unique()}
     order = validate_order(order, backgrounds)

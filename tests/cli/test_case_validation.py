@@ -42,7 +42,7 @@ def _echo_without_options(tmp_path):
 def test_missing_scorer_column_fails_before_any_request(backend, tmp_path):
     src = _echo_without_options(tmp_path)
     with pytest.raises(ValueError, match="scorer 'mcq' needs the column `options`"):
-        run_case("echo", backend, pairs=src, out=tmp_path / "out", progress=False)
+        run_case(prepare_case("echo", src), backend, out=tmp_path / "out", progress=False)
     assert backend.sent == 0
     assert not (tmp_path / "out").exists()  # nothing created either
 
@@ -57,7 +57,7 @@ def test_missing_scorer_column_fails_before_any_request(backend, tmp_path):
 ])
 def test_other_validation_errors_send_nothing(backend, tmp_path, kwargs, match):
     with pytest.raises((ValueError, TypeError, FileNotFoundError), match=match):
-        run_case("culture", backend, out=tmp_path / "out", progress=False, **kwargs)
+        run_case(prepare_case("culture", **kwargs), backend, out=tmp_path / "out", progress=False)
     assert backend.sent == 0
 
 
@@ -65,13 +65,26 @@ def test_out_that_is_a_file_fails_before_any_request(backend, tmp_path):
     f = tmp_path / "taken"
     f.write_text("x")
     with pytest.raises(ValueError, match="`out` must be a folder"):
-        run_case("echo", backend, out=f, limit=2, progress=False)
+        run_case(prepare_case("echo", limit=2), backend, out=f, progress=False)
     assert backend.sent == 0
 
 
 def test_valid_case_does_send(backend, tmp_path):
-    res = run_case("echo", backend, limit=3, out=tmp_path / "out", progress=False, unparseable="zero")
-    assert backend.sent == 6 and res.counts["requested"] == 6
+    res = run_case(prepare_case("echo", limit=3, unparseable="zero"), backend, out=tmp_path / "out", progress=False)
+    assert backend.sent == 6 and res.counts.requested == 6
+
+
+def test_the_keywords_of_prepare_case_still_work_with_a_warning(backend, tmp_path):
+    """Before 0.2 run_case took the preparation keywords itself; until 0.3 they work and warn."""
+    with pytest.warns(DeprecationWarning, match=r"run_case\(case, \.\.\., limit=, unparseable=\) is deprecated"):
+        old = run_case("echo", backend, limit=3, progress=False, unparseable="zero")
+    new = run_case(prepare_case("echo", limit=3, unparseable="zero"), backend, progress=False)
+    assert old.report.to_dict() == new.report.to_dict()
+    with pytest.raises(TypeError, match="`limit`: the PreparedCase fixes it"):
+        run_case(prepare_case("echo"), backend, limit=3)
+    with pytest.warns(DeprecationWarning, match=r"unpacking prepare_case\(...\) as \(pairs, source, scorer\)"):
+        ps, source, scorer = prepare_case("echo", limit=3)
+    assert len(ps) == 3 and source == "embedded demo set" and scorer.name == "mcq"
 
 
 def test_cached_rerun_keeps_the_first_run_seconds(backend, tmp_path, monkeypatch):
@@ -79,11 +92,12 @@ def test_cached_rerun_keeps_the_first_run_seconds(backend, tmp_path, monkeypatch
 
     clock = iter([100.0, 107.5, 200.0, 200.25])  # first run 7.5 s, rerun 0.25 s
     monkeypatch.setattr(cases.time, "perf_counter", lambda: next(clock))
-    run_case("echo", backend, limit=2, out=tmp_path / "o", progress=False, unparseable="zero")
+    prepared = prepare_case("echo", limit=2, unparseable="zero")
+    run_case(prepared, backend, out=tmp_path / "o", progress=False)
     first = json.loads((tmp_path / "o" / "meta.json").read_text())["settings"]
     assert first["run seconds"] == 7.5 and "rerun seconds (from cache)" not in first
     sent = backend.sent
-    run_case("echo", backend, limit=2, out=tmp_path / "o", progress=False, unparseable="zero")
+    run_case(prepared, backend, out=tmp_path / "o", progress=False)
     assert backend.sent == sent  # all from the cache
     again = json.loads((tmp_path / "o" / "meta.json").read_text())["settings"]
     assert again["run seconds"] == 7.5 and again["rerun seconds (from cache)"] == 0.2
@@ -93,11 +107,14 @@ def test_cached_rerun_keeps_the_first_run_seconds(backend, tmp_path, monkeypatch
 
 def test_prepare_case_reads_and_limits(tmp_path):
     src = _echo_without_options(tmp_path)
-    ps, source, scorer = prepare_case("culture", src, limit=2)
-    assert len(ps) == 2 and source == "given pairs" and scorer.name == "embedding" and dict(scorer.options) == {}
+    prepared = prepare_case("culture", src, limit=2)
+    scorer = prepared.scorer
+    assert len(prepared.pairs) == 2 and prepared.label == "given pairs" and prepared.given
+    assert scorer.name == "embedding" and dict(scorer.options) == {}
+    assert prepared.config.max_tokens == prepared.source.max_tokens and prepared.cluster is None
     with pytest.raises(ValueError, match="`backend` is required for scorer 'judge'"):
         prepare_case("culture", src, scorer="judge")
-    _, _, judged = prepare_case("culture", src, judge=True)
+    judged = prepare_case("culture", src, judge=True).scorer
     assert judged.name == "judge"  # the case's judged variant, checked as if the judge were there
 
 

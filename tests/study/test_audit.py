@@ -72,11 +72,11 @@ def test_strong_effect_stops_early_and_sends_far_fewer_requests():
     res = interval_audit(sim, ps, backend=counting, batch_size=16)
     g = res.report.groups[0]
     assert g.sequential.stop_reason == "rejected" and g.reject and res.report.ip_detected
-    assert len(counting.prompts) == res.counts["requests_sent"] == 2 * g.sequential.n_sent
+    assert len(counting.prompts) == res.counts.requests_sent == 2 * g.sequential.n_sent
     assert len(counting.prompts) < 0.2 * 2 * len(ps)  # far fewer than the full design's 1,000
     assert len(set(counting.prompts)) == len(counting.prompts)  # nothing asked twice
     assert g.sequential.e_value >= 20 and g.pvalue <= 0.05 and g.ci_low > 0  # the CS excludes 0 at a rejection
-    assert res.report.audit.stopped == "decided" and res.counts["requests_saved"] == 1000 - 2 * g.sequential.n_sent
+    assert res.report.audit.stopped == "decided" and res.counts.requests_saved == 1000 - 2 * g.sequential.n_sent
 
 
 def test_no_effect_runs_to_the_end():
@@ -173,7 +173,7 @@ def test_clusters_are_one_observation_each():
     assert g.unit == "clusters" and g.n_clusters == 30 and g.n == 90
     assert g.detail.bound == 12.0  # bound 4 × 3 pairs per cluster
     # every batch holds whole clusters: 10 pairs asked means 4 clusters (12 pairs) sent
-    assert res.counts["batches"] == 8 and g.sequential.path_n[1] == 12
+    assert res.counts.batches == 8 and g.sequential.path_n[1] == 12
 
 
 def test_released_echo_outputs_replayed_reach_the_verdict_with_few_pairs():
@@ -212,8 +212,8 @@ def test_a_prompt_shared_by_two_pairs_is_asked_once():
                  {"pair_id": f"{q}ac", "background_i": "a", "background_j": "c", "x_i": x_a, "x_j": x_c}]
     counting = Counting(sim)
     res = interval_audit(sim, ipcausal.PairSet.from_records(recs), backend=counting, batch_size=8)
-    assert res.counts["pairs_sent"] == 60 and res.counts["requests_sent"] == 120
-    assert len(counting.prompts) == len(set(counting.prompts)) == 90 == res.counts["requests_new"]
+    assert res.counts.pairs_sent == 60 and res.counts.requests_sent == 120
+    assert len(counting.prompts) == len(set(counting.prompts)) == 90 == res.counts.requests_new
 
 
 # -- resume ------------------------------------------------------------------------------------
@@ -223,16 +223,16 @@ def test_resumed_audit_replays_the_cache_in_the_same_order_and_never_asks_twice(
     cache = tmp_path / "cache.sqlite"
     first = Counting(sim)
     part = interval_audit(sim, ps, backend=first, cache=cache, max_pairs=64, batch_size=16)
-    assert part.counts["pairs_sent"] == 64 and len(first.prompts) == 128
+    assert part.counts.pairs_sent == 64 and len(first.prompts) == 128
     second = Counting(sim)
     full = interval_audit(sim, ps, backend=second, cache=cache, batch_size=16)
     fresh = interval_audit(sim, ps, batch_size=16)
     assert not set(first.prompts) & set(second.prompts)
-    assert len(second.prompts) == full.counts["requests_sent"] - 128 == full.counts["requests_new"]
+    assert len(second.prompts) == full.counts.requests_sent - 128 == full.counts.requests_new
     assert full.responses["pair_id"].tolist()[:64] == part.responses["pair_id"].tolist()
     assert full.report.to_dict() == fresh.report.to_dict()
     with ResponseCache(cache) as rc:
-        assert len(rc) == full.counts["requests_sent"]
+        assert len(rc) == full.counts.requests_sent
 
 
 # -- the Report --------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def test_default_bounds():
     ({"rater": None, "bound": None, "scorer": "essay"}, None, None),
     ({"alpha": 1.5}, ValueError, "`alpha`"),
     ({"correction": "holm"}, ValueError, "`correction` must be one of"),
-    ({"margin": -1}, ValueError, "`margin` must be > 0"),
+    ({"margin": -1}, ValueError, "`margin` must be a positive finite number"),
     ({"batch_size": 0}, ValueError, "`batch_size`"),
     ({"batch_size": 2.5}, TypeError, "`batch_size`"),
     ({"max_pairs": 0}, ValueError, "`max_pairs`"),
@@ -307,7 +307,7 @@ def test_default_bounds():
     ({"concurrency": 0}, ValueError, "`concurrency`"),
     ({"cluster": "nope"}, ValueError, "`cluster`"),
     ({"order": ["x", "y"]}, ValueError, "`order`"),
-    ({"m0": 1.5}, ValueError, "`m0` must be a number in"),
+    ({"m0": 1.5}, ValueError, r"`m0` must lie in \(0, 1\]"),
     ({"alternative": "up"}, ValueError, "`alternative` must be one of"),
     ({"method": "kelly"}, ValueError, "`method` must be one of"),
     ({"unparseable": "drop"}, ValueError, "unparseable"),

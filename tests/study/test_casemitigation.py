@@ -21,6 +21,7 @@ from ipcausal.stats import permutation_test
 from ipcausal.study.mitigation import transforms as mod
 from ipcausal.study.mitigation import run_case_mitigation, tag_backgrounds
 from ipcausal.study.mitigation import Mitigation
+from ipcausal.study.prepare import prepare_case
 from ipcausal.testing import SimulatedModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -53,7 +54,7 @@ def _deltas(ps) -> pd.Series:
 def test_the_change_test_is_the_paired_sign_flip_test_of_the_differences():
     # instruct keeps the tag, so the effect stays but every answer's noise changes: D is not trivial
     sim = SimulatedModel(effect=1.0, seed=3, backgrounds=ECHO)
-    res = run_case_mitigation("echo", sim, "instruct", scorer=READ, limit=14, tag=True)
+    res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=14), sim, "instruct", tag=True)
     r = res.result
     d = _deltas(r.pairs_with) - _deltas(r.pairs_without).reindex(_deltas(r.pairs_with).index)
     assert len(d) == 14 and (d != 0).all()
@@ -66,7 +67,7 @@ def test_the_change_test_is_the_paired_sign_flip_test_of_the_differences():
 
 def test_strip_removes_a_tagged_effect_and_removal_is_shown_with_a_margin():
     sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
-    res = run_case_mitigation(_with_margin("echo"), sim, "strip", scorer=READ, limit=20, tag=True)
+    res = run_case_mitigation(prepare_case(_with_margin("echo"), scorer=READ, limit=20), sim, "strip", tag=True)
     g = res.result.groups[0]
     assert g.effect_without > 1 and g.reject_without
     assert g.effect_with == 0.0  # both prompts became one text: Δ = 0 exactly
@@ -76,7 +77,7 @@ def test_strip_removes_a_tagged_effect_and_removal_is_shown_with_a_margin():
 
 def test_without_a_margin_removal_is_not_assessed():
     sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
-    res = run_case_mitigation("echo", sim, "strip", scorer=READ, limit=12, tag=True)
+    res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=12), sim, "strip", tag=True)
     g = res.result.groups[0]
     assert res.margin is None and not g.removed and res.status(g) == "not assessed"
     assert "removal not assessed" in str(res) and "not assessed" in res.to_dict()["groups"][0]["removed"]
@@ -86,7 +87,7 @@ def test_without_a_margin_removal_is_not_assessed():
 def test_a_mitigation_that_leaves_the_cue_is_not_removed(kind):
     # the age case's cue is a stated age (and here a tag): no spelling for markers to change
     sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
-    res = run_case_mitigation(_with_margin("age"), sim, kind, scorer=READ, tag=True)
+    res = run_case_mitigation(prepare_case(_with_margin("age"), scorer=READ), sim, kind, tag=True)
     g = res.result.groups[0]
     assert g.reject_without and g.reject_with and g.effect_with > 0.5
     assert not g.removed and res.status(g) == "no"
@@ -106,7 +107,7 @@ def test_rewrite_check_failures_are_counted_reported_and_dropped_from_both_runs(
         return real(kind, text, row, side, *args)
 
     monkeypatch.setattr(mod, "rewrite_side", rewrite)
-    res = run_case_mitigation("echo", sim, "strip", pairs=ps, scorer=READ, out=tmp_path)
+    res = run_case_mitigation(prepare_case("echo", ps, scorer=READ), sim, "strip", out=tmp_path)
     r = res.result
     assert r.n_failed_check == 2 and r.n_compared == 10 and r.groups[0].n == 10
     for run in (r.pairs_without, r.pairs_with):
@@ -121,8 +122,8 @@ def test_rewrite_check_failures_are_counted_reported_and_dropped_from_both_runs(
 
 def test_a_rerun_sends_nothing_new(tmp_path):
     sim = SimulatedModel(effect=1.0, seed=4, backgrounds=ECHO)
-    first = run_case_mitigation("echo", sim, "instruct", scorer=READ, limit=10, tag=True, out=tmp_path)
-    again = run_case_mitigation("echo", sim, "instruct", scorer=READ, limit=10, tag=True, out=tmp_path)
+    first = run_case_mitigation(prepare_case("echo", scorer=READ, limit=10), sim, "instruct", tag=True, out=tmp_path)
+    again = run_case_mitigation(prepare_case("echo", scorer=READ, limit=10), sim, "instruct", tag=True, out=tmp_path)
     assert first.sent == 40 and again.sent == 0  # 10 pairs × 2 sides × 2 arms
     assert again.result.groups == first.result.groups
     assert (tmp_path / "cache.sqlite").is_file()
@@ -133,7 +134,7 @@ def test_the_case_scorer_is_used_when_none_is_given():
     sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
     from ipcausal.cases.age import read_risk
 
-    res = run_case_mitigation("age", sim, "strip", limit=12, tag=True)
+    res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip", tag=True)
     df = res.result.pairs_without.to_frame()
     assert res.outcome == "interval" and df["score_i"].tolist() == [read_risk(y) for y in df["y_i"]]
 
@@ -146,7 +147,7 @@ def test_similarity_outcome_change_and_removal_above_m0():
                                         "background_j": ("uk", "us")[k % 3 == 0], "x_i": q, "x_j": q}
                                        for k, q in enumerate(qs))  # a third stored the other way round
     simil = get_scorer("embedding", embedder=_Simil(sim))
-    res = run_case_mitigation("culture", sim, "strip", pairs=ps, scorer=simil, tag=True)
+    res = run_case_mitigation(prepare_case("culture", ps, scorer=simil), sim, "strip", tag=True)
     g, r = res.result.groups[0], res.result
     assert res.outcome == "similarity" and res.margin is None and res.m0 == 0.8
     assert g.reject_without and g.effect_without < 0.8  # IP: the answers differ by background
@@ -165,7 +166,7 @@ def test_similarity_not_removed_when_the_cue_stays():
                                         "x_i": f"Which colour is best, {k}?", "x_j": f"Which colour is best, {k}?"}
                                        for k in range(12))
     simil = get_scorer("embedding", embedder=_Simil(sim))
-    res = run_case_mitigation("culture", sim, "markers", pairs=ps, scorer=simil, tag=True)
+    res = run_case_mitigation(prepare_case("culture", ps, scorer=simil), sim, "markers", tag=True)
     g = res.result.groups[0]
     assert not g.removed and res.status(g) == "no"
 
@@ -173,19 +174,19 @@ def test_similarity_not_removed_when_the_cue_stays():
 def test_bad_input_names_the_parameter(tmp_path):
     sim = SimulatedModel(effect=1.0, backgrounds=ECHO)
     with pytest.raises(ValueError, match="`mitigation` must be one of"):
-        run_case_mitigation("echo", sim, "hide", scorer=READ, limit=4)
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, "hide")
     with pytest.raises(TypeError, match="`mitigation` must be a Mitigation"):
-        run_case_mitigation("echo", sim, 3, scorer=READ, limit=4)
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, 3)
     with pytest.raises(TypeError, match="`backend` must implement"):
-        run_case_mitigation("echo", object(), "strip", scorer=READ, limit=4)
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), object(), "strip")
     with pytest.raises(TypeError, match="`tag` must be True or False"):
-        run_case_mitigation("echo", sim, "strip", scorer=READ, limit=4, tag="yes")
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, "strip", tag="yes")
     with pytest.raises(ValueError, match="`limit` must be a positive integer"):
-        run_case_mitigation("echo", sim, "strip", scorer=READ, limit=0)
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=0), sim, "strip")
     (tmp_path / "f").write_text("x")
     with pytest.raises(ValueError, match="`out` must be a folder"):
-        run_case_mitigation("echo", sim, "strip", scorer=READ, limit=4, out=tmp_path / "f")
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, "strip", out=tmp_path / "f")
     with pytest.raises(TypeError, match="`pairs` must be a PairSet"):
         tag_backgrounds([1, 2])
     with pytest.raises(ValueError, match="`mitigation` 'dialect'|`pairs` has no `edits_i`"):
-        run_case_mitigation("echo", sim, Mitigation("dialect"), scorer=READ, limit=4)
+        run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, Mitigation("dialect"))

@@ -9,7 +9,7 @@ import pytest
 
 import ipcausal
 from ipcausal.cases import get_case, list_cases
-from ipcausal.study.cases import run_case
+from ipcausal.study.cases import prepare_case, run_case
 from ipcausal.cli import main
 
 pytest.importorskip("llama_cpp")  # the other tests here load the local model
@@ -40,7 +40,7 @@ def test_the_cases_use_the_one_demo_pairs(tmp_path):
     assert {g.group for g in res.report.groups} == {"sae vs aae", "sae vs esl", "aae vs esl"}
     assert res.report.correction == "bonferroni"
     with pytest.raises(ValueError, match="`limit` must be a positive integer"):
-        run_case("echo", SimulatedModel(), limit=0)
+        prepare_case("echo", limit=0)
 
 
 def test_cli_case_echo_end_to_end_and_resume(tmp_path, capsys):
@@ -72,8 +72,9 @@ def test_cli_case_echo_end_to_end_and_resume(tmp_path, capsys):
 def test_run_case_culture_small(local, tmp_path):
     from ipcausal.backends.base import GenerationConfig
 
-    res = run_case("culture", local, limit=2, out=tmp_path, config=GenerationConfig(max_tokens=8), progress=False)
-    assert res.report.outcome == "similarity" and res.counts["requested"] == 4
+    res = run_case(prepare_case("culture", limit=2, config=GenerationConfig(max_tokens=8)), local, out=tmp_path,
+                   progress=False)
+    assert res.report.outcome == "similarity" and res.counts.requested == 4
     assert res.pairs["similarity"].between(0, 1).all()
     assert "embedding" in res.settings["scorer"]
     assert res.title.startswith("Cultural adaptation") and res.files["report.json"].endswith("report.json")
@@ -119,15 +120,14 @@ class RuleModel:
 
 def test_run_case_with_judges_all_cases(tmp_path):
     model, judge = RuleModel.make(), RuleModel.make()
-    edu = run_case("education", model, scorer=get_case("education").scorer_for(given=False, judge=judge), limit=4,
-                   out=tmp_path / "edu", progress=False)
+    edu = run_case(prepare_case("education", limit=4).with_judge(judge), model, out=tmp_path / "edu", progress=False)
     assert "rubric" in edu.settings["scorer"] and edu.report.outcome == "interval"
     assert {g.group for g in edu.report.groups} == {"sae vs aae", "sae vs esl", "aae vs esl"}
-    cul = run_case("culture", model, scorer=get_case("culture").scorer_for(given=False, judge=judge), limit=6,
-                   progress=False)
+    cul = run_case(prepare_case("culture", limit=6).with_judge(judge), model, progress=False)
     assert cul.pairs["similarity"].tolist() == [0.75] * len(cul.pairs)
-    echo = run_case("echo", model, limit=10, progress=False, scorer=get_case("echo").scorer_for(False, judge=judge))
-    assert echo.counts["unparseable"] == 0 and echo.counts["scored"] == 10
+    echo = run_case(prepare_case("echo", limit=10, scorer=get_case("echo").scorer_for(False, judge=judge)), model,
+                    progress=False)
+    assert echo.counts.unparseable == 0 and echo.counts.scored == 10
     # run_case writes report.json; rendering is the report layer's (what `ipcausal case` calls)
     assert (tmp_path / "edu" / "report.json").is_file() and not (tmp_path / "edu" / "report.html").exists()
     from ipcausal.report import write_case_reports

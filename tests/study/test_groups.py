@@ -370,8 +370,10 @@ def test_case_culture_with_samples_runs_the_distribution_test(tmp_path) -> None:
     sim = SimulatedModel(backgrounds=("us", "uk"), seed=2)
     from ipcausal.scoring import get_scorer
 
-    res = run_case("culture", sim, limit=6, samples=3, progress=False, scorer=get_scorer("embedding", embedder=Words()),
-                   out=tmp_path)
+    from ipcausal.study.cases import prepare_case
+
+    prepared = prepare_case("culture", limit=6, scorer=get_scorer("embedding", embedder=Words()))
+    res = run_case(prepared, sim, samples=3, progress=False, out=tmp_path)
     assert res.report.outcome == "distribution" and res.settings["generation"]["n"] == 3
     answered = ipcausal.PairSet.read(tmp_path / "responses.jsonl")
     assert all(len(s) == 3 for s in answered["samples_i"])
@@ -393,7 +395,7 @@ def test_cli_margin(tmp_path, capsys) -> None:
 
 
 def test_case_passes_the_cluster_only_when_a_group_has_several_pairs_of_one() -> None:
-    from ipcausal.study.cases import _cluster_column
+    from ipcausal.study.groups import natural_cluster
 
-    assert _cluster_column(farm_like(n_q=5)) == "question_id"  # two pairs per question in the group
-    assert _cluster_column(three_backgrounds(n=5)) is None  # a prompt appears once per background pair
+    assert natural_cluster(farm_like(n_q=5)) == "question_id"  # two pairs per question in the group
+    assert natural_cluster(three_backgrounds(n=5)) is None  # a prompt appears once per background pair

@@ -158,11 +158,28 @@ def test_evaluate_bad_input():
         evaluate_mitigation(ps, sim, "markers", scorer=3)
     with pytest.raises(ValueError, match="`margin` must be a positive finite number"):
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, margin=0)
-    with pytest.raises(ValueError, match=r"`run_options` has unknown key\(s\) \['cache'\]"):
-        evaluate_mitigation(ps, sim, "markers", scorer=sim.score, run_options={"cache": None})
+    with pytest.warns(DeprecationWarning, match="`run_options` as a mapping is deprecated"):
+        with pytest.raises(ValueError, match=r"`run_options` has key\(s\) \['batch_size'\] that a RunOptions does not"):
+            evaluate_mitigation(ps, sim, "markers", scorer=sim.score, run_options={"batch_size": 4})
     with pytest.raises(TypeError, match="`scoring` must be a mapping"):
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, scoring=["k"])
-    with pytest.raises(TypeError, match="`run_options` must be a mapping"):
+    with pytest.raises(TypeError, match="`run_options` must be a RunOptions"):
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, run_options="fast")
     with pytest.raises(ValueError, match="`cluster` names no column"):
         evaluate_mitigation(ps, sim, "markers", scorer=sim.score, cluster="unit")
+
+
+def test_run_options_as_a_mapping_still_work_with_a_warning():
+    """Before 0.2 `run_options` was a mapping of ipcausal.run keywords; until 0.3 it is read and warns."""
+    from ipcausal.backends.base import GenerationConfig
+    from ipcausal.study.options import RunOptions
+
+    sim = SimulatedModel(effect=1.0, noise=0.5, seed=1)
+    ps = _pairs(sim, 20)
+    config = GenerationConfig(max_tokens=8)
+    with pytest.warns(DeprecationWarning, match="`run_options` as a mapping is deprecated"):
+        old = evaluate_mitigation(ps, sim, "markers", scorer=sim.score, margin=0.3, rng=0,
+                                  run_options={"config": config, "progress": False})
+    new = evaluate_mitigation(ps, sim, "markers", scorer=sim.score, margin=0.3, rng=0,
+                              run_options=RunOptions(config=config))
+    assert old.to_dict() == new.to_dict()

@@ -9,6 +9,7 @@ from ipcausal.cli import main
 from ipcausal.interventions import swap_markers
 from ipcausal.interventions.rewrite import REWRITE_TEMPLATE, check_rewrite, rewrite_default
 from ipcausal.study.mitigation import Mitigation, apply_mitigation, evaluate_mitigation
+from ipcausal.study.options import RunOptions
 from ipcausal.testing import SimulatedModel
 
 from tests._helpers_backends import ScriptedBackend
@@ -70,13 +71,13 @@ def test_the_mitigation_removes_a_marker_effect_and_a_rerun_asks_the_rewriter_no
     sim, ps = _pairs(30)
     rewriter = ScriptedBackend(_to_american)
     res = evaluate_mitigation(ps, sim, Mitigation("rewrite", rewriter=rewriter), scorer=sim.score, margin=0.3,
-                              cache=tmp_path / "cache.sqlite", rng=0)
+                              run_options=RunOptions(cache=tmp_path / "cache.sqlite"), rng=0)
     (g,) = res.groups
     assert g.effect_without > 0.5 and abs(g.effect_with) < 0.05 and g.change_reject and g.removed
     asked = len(rewriter.requests)
     assert asked == 60  # one request per distinct prompt (the American ones come back unchanged)
     again = evaluate_mitigation(ps, sim, Mitigation("rewrite", rewriter=rewriter), scorer=sim.score, margin=0.3,
-                                cache=tmp_path / "cache.sqlite", rng=0)
+                                run_options=RunOptions(cache=tmp_path / "cache.sqlite"), rng=0)
     assert len(rewriter.requests) == asked and again.groups[0].effect_with == g.effect_with
 
 

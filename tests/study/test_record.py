@@ -69,3 +69,19 @@ def test_record_validation():
         RunRecord(counts=[1])
     with pytest.raises(TypeError, match="`record` must be a RunRecord or None"):
         write_report_file("x.json", None, {"counts": {}})
+
+
+def test_counts_are_typed_and_keep_their_labels() -> None:
+    from ipcausal.study.record import Counts
+
+    c = Counts(pairs=3, requested=6, completed=6, from_cache=2, failed=0, unparseable=1, excluded=1, scored=2)
+    assert list(c.to_dict()) == ["pairs", "requested", "completed", "from cache", "failed", "unparseable",
+                                 "excluded", "scored"]  # the labels and order of the reports before 0.2
+    assert Counts.from_dict({**c.to_dict(), "other": 5}) == c
+    assert RunRecord("t", c).counts == c.to_dict()
+    with pytest.warns(DeprecationWarning, match=r"counts\['from cache'\] is deprecated .* read counts.from_cache"):
+        assert c["from cache"] == 2
+    with pytest.raises(KeyError):
+        c["pairs_sent"]  # an audit's count that a case run does not make
+    with pytest.raises(ValueError, match="`requested` must be a non-negative integer or None, got -1"):
+        Counts(requested=-1)

@@ -80,17 +80,15 @@ def _real_backend(m: ModelSpec) -> Any:
     return get_backend(m.backend, **{k: v for k, v in kwargs.items() if v is not None})
 
 
-def _cell_case(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
-    tests = replace(case.tests, alpha=spec.alpha, correction=spec.correction,
-                    margin=cs.margin if cs.margin is not None else case.tests.margin)
-    return replace(case, tests=tests)
+def _cell_tests(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
+    """The case's test options with the bench's level and correction and the ``[[cases]]`` entry's margin."""
+    return replace(case.tests, alpha=spec.alpha, correction=spec.correction,
+                   margin=cs.margin if cs.margin is not None else case.tests.margin)
 
 
 def cell_groups(report: Any) -> tuple[CellGroup, ...]:
     """A Report's groups as the rows of a :class:`~ipcausal.study.bench.report.BenchCell`."""
-    return tuple(CellGroup(g.group, int(g.n), float(g.effect), float(g.ci_low), float(g.ci_high), float(g.pvalue),
-                           float(g.pvalue_adjusted), bool(g.reject),
-                           g.equivalence.verdict if g.equivalence is not None else None) for g in report.groups)
+    return tuple(CellGroup.of(g) for g in report.groups)
 
 
 def _cost(folder: Path, m: ModelSpec) -> float | None:
@@ -112,23 +110,25 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
     """
     from ipcausal.cases.registry import get_case
     from ipcausal.study.alignment import align_groups
-    from ipcausal.study.cases import prepare_case, run_case
+    from ipcausal.study.cases import run_case
+    from ipcausal.study.prepare import prepare_case
 
     rel = Path("cells") / m.name / cs.name
     folder = root / rel
-    case = _cell_case(get_case(cs.name), spec, cs)
+    case = get_case(cs.name)
     scorer = None
-    pairs: Any = cs.source
-    ps: Any = None
     if m.backend == "simulated":
         from ipcausal.scoring import get_scorer
         from ipcausal.testing import SimulatedModel
 
         scorer = get_scorer("essay", rater=SimulatedModel.read)  # the number of "Answer: <v>"
-        ps, _, _ = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed)
+    # the case is prepared once: its run, its mitigation rows and its probe take the same pairs
+    prepared = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed,
+                            tests=_cell_tests(case, spec, cs))
+    if m.backend == "simulated":
         sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed,
                              probe_accuracy=m.probe_accuracy)
-        backend = _Tagged(sim, _tags(ps), m.latency)
+        backend = _Tagged(sim, _tags(prepared.pairs), m.latency)
     else:
         if "backend" not in shared:
             shared["backend"] = _real_backend(m)
@@ -136,25 +136,21 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
     if cache is None:
         cache = root / "cache" / f"{m.name}.sqlite"
     before = stored_answers(cache)
-    res = run_case(case, backend, pairs=pairs, out=folder, scorer=scorer, limit=cs.limit, seed=spec.seed,
-                   progress=False, cache=cache)
+    res = run_case(prepared, backend, out=folder, progress=False, cache=cache)
     sent = stored_answers(cache) - before  # the cell's own run (the mitigation's arms come after)
     mitigated: dict[str, Any] = {}
     if cs.mitigation is not None:  # the same pairs with the case's mitigation (the simulator: tagged prompts)
-        mitigated = bench_mitigation(case, cs, getattr(backend, "_sim", backend), scorer=scorer, seed=spec.seed,
-                                     cache=cache, out=folder, tag=m.backend == "simulated")
-    verdict = align_groups(case.stance, res.report.groups)
-    c = res.counts
+        mitigated = bench_mitigation(prepared, cs, getattr(backend, "_sim", backend), cache=cache, out=folder,
+                                     tag=m.backend == "simulated")
+    verdict = align_groups(prepared.case.stance, res.report.groups)
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
-                     str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason, case.stance,
-                     int(c["requested"]), sent, _cost(folder, m), **mitigated)
+                     str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason,
+                     prepared.case.stance, res.counts.requested, sent, _cost(folder, m), **mitigated)
     if spec.probes(cs):  # can it infer the background? (ipcausal.study.bench.probe)
         from ipcausal.study.bench.probe import probe_cell
 
-        if ps is None:
-            ps = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed)[0]
-        cell = probe_cell(cell, ps, backend, backgrounds=case.backgrounds, alpha=spec.alpha, seed=spec.seed,
-                          cache=cache)
+        cell = probe_cell(cell, prepared.pairs, backend, backgrounds=case.backgrounds, alpha=spec.alpha,
+                          seed=spec.seed, cache=cache)
     if progress:
         probed = f"; {probe_text(cell.probe)}" if cell.probe is not None else ""
         print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)"
@@ -170,38 +166,34 @@ def failed_cell(m: ModelSpec, cs: CaseSpec, exc: BaseException, progress: bool) 
     return BenchCell(m.name, cs.name, "failed", str(Path("cells") / m.name / cs.name), error=msg)
 
 
-def bench_mitigation(case: Any, cs: Any, backend: Any, *, scorer: Any, seed: int, cache: Any, out: Any,
+def bench_mitigation(prepared: Any, cs: Any, backend: Any, *, cache: Any, out: Any,
                      tag: bool = False) -> dict[str, Any]:
     """The mitigation fields of a bench cell (``mitigation``, ``mitigation_error``) for ``[[cases]]`` entry ``cs``.
 
-    Runs :func:`~ipcausal.study.mitigation.run_case_mitigation` on the cell's case (its margin and level), pairs, cache and
-    folder; an error of the comparison (e.g. every rewrite failed its check) is recorded, not raised,
-    since the cell's own run stands.
+    Runs :func:`~ipcausal.study.mitigation.run_case_mitigation` on the cell's prepared case (its
+    pairs, scorer, margin and level), cache and folder; an error of the comparison (e.g. every
+    rewrite failed its check) is recorded, not raised, since the cell's own run stands.
 
     Examples
     --------
     >>> from ipcausal.study.bench import CaseSpec
+    >>> from ipcausal.study.prepare import prepare_case
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
     >>> from ipcausal.scoring import get_scorer
-    >>> got = bench_mitigation("echo", CaseSpec("echo", limit=8, mitigation="strip"), sim, tag=True,
-    ...                        scorer=get_scorer("essay", rater=SimulatedModel.read), seed=0, cache=None, out=None)
+    >>> prepared = prepare_case("echo", scorer=get_scorer("essay", rater=SimulatedModel.read), limit=8)
+    >>> got = bench_mitigation(prepared, CaseSpec("echo", limit=8, mitigation="strip"), sim, tag=True,
+    ...                        cache=None, out=None)
     >>> got["mitigation"][0].effect_with, got["mitigation"][0].removed, got["mitigation_error"]
     (0.0, 'not assessed', None)
     """
-    from ipcausal.study.mitigation.case import run_case_mitigation
-    from ipcausal.study.mitigation.transforms import Mitigation
+    from ipcausal.study.mitigation import Mitigation, run_case_mitigation
 
     if getattr(cs, "mitigation", None) is None:
         raise ValueError("`cs` names no mitigation")
     try:
-        res = run_case_mitigation(case, backend, Mitigation(cs.mitigation, instruction=cs.instruction),
-                                  pairs=cs.source, out=out, scorer=scorer, limit=cs.limit, seed=seed, cache=cache,
-                                  tag=tag)
+        res = run_case_mitigation(prepared, backend, Mitigation(cs.mitigation, instruction=cs.instruction), out=out,
+                                  cache=cache, tag=tag)
     except (ValueError, TypeError) as exc:
         return {"mitigation": (), "mitigation_error": f"{type(exc).__name__}: {exc}"}
-    r = res.result
-    rows = tuple(CellMitigation(res.mitigation, g.group, int(g.n), float(g.effect_without), float(g.effect_with),
-                                float(g.change), float(g.change_ci_low), float(g.change_ci_high),
-                                float(g.change_pvalue), res.status(g), int(r.n_failed_check)) for g in r.groups)
-    return {"mitigation": rows, "mitigation_error": None}
+    return {"mitigation": tuple(CellMitigation.of(res, g) for g in res.result.groups), "mitigation_error": None}

@@ -25,12 +25,13 @@ This module imports only the standard library at import time (the renderers read
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 __all__ = ["CellProbe", "reading", "probe_cell", "probe_text", "READINGS", "READING_MEANINGS", "PROBE_COLUMNS",
-           "stored_answers"]
+           "stored_answers", "row_from_dict", "row_of"]
 
 #: (can infer, does use) → the cell's reading.
 READINGS: dict[tuple[bool, bool], str] = {
@@ -78,8 +79,67 @@ def reading(can_infer: bool, does_use: bool) -> str:
     return READINGS[(can_infer, does_use)]
 
 
-def _num(x: Any) -> float:
-    return math.nan if x is None else float(x)
+def row_of(cls: Any, source: Any = None, **values: Any) -> Any:
+    """A bench row (a frozen dataclass) made by name: each field from ``values``, else ``source``'s attribute.
+
+    Values are made plain by the field's type (``int``, ``float``, ``bool``; numpy scalars included),
+    so a row holds the result's numbers, not its types; a field neither gives keeps its default.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from types import SimpleNamespace
+    >>> @dataclass(frozen=True)
+    ... class Row:
+    ...     group: str
+    ...     n: int
+    ...     effect: float
+    ...     label: str = ""
+    >>> row_of(Row, SimpleNamespace(group="a vs b", n=3.0, effect=1, other=0), label="x")
+    Row(group='a vs b', n=3, effect=1.0, label='x')
+    """
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in fields(cls):
+        if f.name in values:
+            v = values[f.name]
+        elif source is not None and hasattr(source, f.name):
+            v = getattr(source, f.name)
+        else:
+            continue
+        kind = hints[f.name]
+        kwargs[f.name] = kind(v) if kind in (int, float, bool) and v is not None else v
+    return cls(**kwargs)
+
+
+def row_from_dict(cls: Any, d: Mapping[str, Any]) -> Any:
+    """A bench row (a frozen dataclass) from its ``bench.json`` object, by its fields and their types.
+
+    A field typed ``float`` reads ``null`` (how ``bench.json`` writes NaN) or a missing key as NaN;
+    another missing field takes its default (a file written before the field existed); unknown keys
+    are left out.  No key list is written by hand: the dataclass says what it holds.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Row:
+    ...     name: str
+    ...     p: float
+    ...     note: str | None = None
+    >>> row_from_dict(Row, {"name": "a", "p": None, "extra": 1})
+    Row(name='a', p=nan, note=None)
+    """
+    if not isinstance(d, Mapping):
+        raise TypeError(f"a {cls.__name__} must be a mapping, got {type(d).__name__}")
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in fields(cls):
+        if hints[f.name] is float:
+            values[f.name] = math.nan if d.get(f.name) is None else float(d[f.name])
+        elif f.name in d:
+            values[f.name] = d[f.name]
+    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -118,7 +178,7 @@ class CellProbe:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CellProbe:
-        """The probe as ``bench.json`` stores it (``null`` numbers read as NaN).
+        """The probe as ``bench.json`` stores it (``null`` numbers read as NaN; :func:`row_from_dict`).
 
         Examples
         --------
@@ -130,15 +190,19 @@ class CellProbe:
         """
         if not isinstance(d, Mapping):
             raise TypeError(f"`probe` must be a mapping, got {type(d).__name__}")
-        floats = {"accuracy", "chance", "pvalue", "ci_low", "ci_high"}
-        return cls(**{f.name: (_num(d.get(f.name)) if f.name in floats else d[f.name])
-                      for f in fields(cls) if f.name in d or f.name in floats})
+        return row_from_dict(cls, d)
+
+    @classmethod
+    def of(cls, result: Any, *, alpha: float, does_use: bool, sent: int | None) -> CellProbe:
+        """The probe row of a :class:`~ipcausal.study.probe.ProbeResult`: its fields by name, and the reading."""
+        can_infer = bool(result.pvalue <= alpha) if result.n > 0 else None
+        return row_of(cls, result, alpha=alpha, can_infer=can_infer, does_use=does_use,
+                      reading=None if can_infer is None else reading(can_infer, does_use),
+                      calls=int(result.n + result.unparseable + result.failed), sent=sent)
 
     def row(self) -> dict[str, Any]:
         """The probe's columns of ``bench.csv`` (:data:`PROBE_COLUMNS`)."""
-        return {"probe_n": self.n, "probe_accuracy": self.accuracy, "probe_chance": self.chance,
-                "probe_pvalue": self.pvalue, "probe_ci_low": self.ci_low, "probe_ci_high": self.ci_high,
-                "can_infer": self.can_infer, "does_use": self.does_use, "reading": self.reading}
+        return {c: getattr(self, c.removeprefix("probe_")) for c in PROBE_COLUMNS}
 
 
 def stored_answers(cache: Any) -> int | None:
@@ -201,12 +265,7 @@ def probe_cell(cell: Any, pairs: Any, backend: Any, *, backgrounds: Any, alpha: 
                                              error=f"{type(exc).__name__}: {exc}"))
     after = stored_answers(cache)
     # no answered prompt: no test, no reading (``n`` 0 and the failed or unparseable counts say why)
-    can_infer = bool(res.pvalue <= alpha) if res.n > 0 else None
-    p = CellProbe(int(res.correct), int(res.n), int(res.unparseable), int(res.failed), float(res.accuracy),
-                  float(res.chance), float(res.pvalue), float(res.ci_low), float(res.ci_high),
-                  float(res.confidence_level), alpha, can_infer, does_use,
-                  None if can_infer is None else reading(can_infer, does_use),
-                  int(res.n + res.unparseable + res.failed), None if before is None else after - before)
+    p = CellProbe.of(res, alpha=alpha, does_use=does_use, sent=None if before is None else after - before)
     return replace(cell, probe=p)
 
 

@@ -25,11 +25,20 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.bench.probe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
+from ipcausal._jsonio import atomic, write_json
+from ipcausal.study.bench.probe import (
+    PROBE_COLUMNS,
+    READING_MEANINGS,
+    READINGS,
+    CellProbe,
+    probe_text,
+    row_from_dict,
+    row_of,
+)
 
 __all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
            "COMPARISON_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
@@ -41,13 +50,13 @@ COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", 
                       "pvalue_adjusted", "pvalue_holm")
 
 
-def _num(x: Any) -> float:
-    return math.nan if x is None else float(x)
-
-
 @dataclass(frozen=True)
 class CellGroup:
-    """One background pair of a cell: the row of ``bench.csv`` (without model, case, alignment, calls, cost)."""
+    """One background pair of a cell: the row of ``bench.csv`` (without model, case, alignment, calls, cost).
+
+    Its fields are those of the cell Report's :class:`~ipcausal.study.results.GroupResult` of the
+    same names (:meth:`of`); ``equivalence`` is the TOST verdict, when the case has a margin.
+    """
 
     group: str
     n: int
@@ -58,6 +67,11 @@ class CellGroup:
     pvalue_adjusted: float
     reject: bool
     equivalence: str | None = None
+
+    @classmethod
+    def of(cls, g: Any) -> CellGroup:
+        """The row of a GroupResult ``g``, field by field."""
+        return row_of(cls, g, equivalence=g.equivalence.verdict if g.equivalence is not None else None)
 
 
 @dataclass(frozen=True)
@@ -88,6 +102,12 @@ class CellMitigation:
     change_pvalue: float
     removed: str
     dropped: int = 0
+
+    @classmethod
+    def of(cls, comparison: Any, g: Any) -> CellMitigation:
+        """The row of background pair ``g`` (a MitigationGroup) of ``comparison`` (a CaseMitigation), by name."""
+        return row_of(cls, g, mitigation=comparison.mitigation, removed=comparison.status(g),
+                      dropped=comparison.result.n_failed_check)
 
 
 @dataclass(frozen=True)
@@ -185,28 +205,19 @@ class BenchReport:
         cells = []
         for c in d["cells"]:
             c = dict(c)
-            c["groups"] = tuple(CellGroup(**{k: (_num(v) if k in ("effect", "ci_low", "ci_high", "pvalue",
-                                                                   "pvalue_adjusted") else v)
-                                             for k, v in g.items()}) for g in c.get("groups", ()))
+            c["groups"] = tuple(row_from_dict(CellGroup, g) for g in c.get("groups", ()))
             if c.get("probe") is not None:  # files written before the probe column have none
                 c["probe"] = CellProbe.from_dict(c["probe"])
-            c["mitigation"] = tuple(CellMitigation(**{k: (v if k in ("mitigation", "group", "n", "removed", "dropped")
-                                                          else _num(v)) for k, v in x.items()})
-                                    for x in c.get("mitigation") or ())  # absent before mitigations: ()
-            cells.append(BenchCell(**{f.name: c[f.name] for f in fields(BenchCell) if f.name in c}))
-        comps = tuple(BenchComparison(**{k: (_num(v) if k not in ("case", "group", "model_a", "model_b", "n")
-                                             else v) for k, v in x.items()}) for x in d.get("comparisons", ()))
+            # absent before mitigations: ()
+            c["mitigation"] = tuple(row_from_dict(CellMitigation, x) for x in c.get("mitigation") or ())
+            cells.append(row_from_dict(BenchCell, c))
+        comps = tuple(row_from_dict(BenchComparison, x) for x in d.get("comparisons", ()))
         return cls(tuple(d["models"]), tuple(d["cases"]), tuple(cells), comps, dict(d.get("settings") or {}),
                    tuple(d.get("notes") or ()))
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Write ``bench.json`` (NaN as ``null``); returns the path."""
-        p = Path(path)
-        text = json.dumps(_nan_to_none(self.to_dict()), indent=1, ensure_ascii=False, allow_nan=False)
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, p)
-        return str(p)
+        return str(write_json(path, self.to_dict(), indent=1))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> BenchReport:
@@ -226,9 +237,7 @@ class BenchReport:
             if not c.groups:
                 out.append({**dict.fromkeys(BENCH_COLUMNS), **base})
             for g in c.groups:
-                out.append({**base, **{k: getattr(g, k) for k in ("group", "n", "effect", "ci_low", "ci_high",
-                                                                   "pvalue", "pvalue_adjusted", "reject",
-                                                                   "equivalence")}})
+                out.append({**base, **asdict(g)})
         return out
 
     def write_csv(self, folder: str | os.PathLike[str]) -> dict[str, str]:
@@ -237,7 +246,7 @@ class BenchReport:
         files = {}
         for name, cols, rows in (("bench.csv", BENCH_COLUMNS, self.rows()),
                                  ("comparisons.csv", COMPARISON_COLUMNS, [asdict(x) for x in self.comparisons])):
-            with open(root / name, "w", newline="", encoding="utf-8") as fh:
+            with atomic(root / name) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.DictWriter(fh, fieldnames=list(cols), extrasaction="ignore")
                 w.writeheader()
                 for r in rows:
@@ -245,13 +254,3 @@ class BenchReport:
                                 for k, v in r.items()})
             files[name] = str(root / name)
         return files
-
-
-def _nan_to_none(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _nan_to_none(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_nan_to_none(v) for v in x]
-    return x

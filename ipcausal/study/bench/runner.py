@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.study.bench.cell import failed_cell, run_cell
+from ipcausal.study.bench.probe import row_of
 from ipcausal.study.bench.report import BenchCell, BenchComparison, BenchReport
 from ipcausal.study.bench.spec import BenchSpec, ModelSpec, read_spec
 
@@ -60,8 +61,8 @@ def _run_model(m: ModelSpec, spec: BenchSpec, root: Path, progress: bool) -> lis
 
 
 def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any]) -> tuple[list[BenchComparison], list[str]]:
-    from ipcausal.study.cases import _cluster_column
     from ipcausal.study.compare import compare_runs
+    from ipcausal.study.groups import natural_cluster
 
     rows, notes = [], []
     for cs in spec.cases:
@@ -72,7 +73,7 @@ def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any]) -> tuple[l
             notes.append(f"{cs.name}: models not compared (the comparison needs an interval outcome)")
             continue
         first = next(iter(runs.values()))
-        cluster = _cluster_column(first)
+        cluster = natural_cluster(first)
         if cluster is not None and any(cluster not in ps for ps in runs.values()):
             cluster = None
         try:
@@ -89,10 +90,10 @@ def comparison_rows(case: str, results: dict[str, Any]) -> list[BenchComparison]
     rows = []
     for group, r in results.items():
         holm = r.pair_pvalues_holm or (float("nan"),) * len(r.pairs)
-        for k, (a, b) in enumerate(r.pairs):
-            rows.append(BenchComparison(case, group, a, b, int(r.n), float(r.differences[k]), float(r.ci_low[k]),
-                                        float(r.ci_high[k]), float(r.pair_pvalues[k]), float(r.adjusted_pvalues[k]),
-                                        float(holm[k])))
+        for k, (a, b) in enumerate(r.pairs):  # the k-th pair of models of the result, by name
+            rows.append(row_of(BenchComparison, case=case, group=group, model_a=a, model_b=b, n=r.n,
+                               difference=r.differences[k], ci_low=r.ci_low[k], ci_high=r.ci_high[k],
+                               pvalue=r.pair_pvalues[k], pvalue_adjusted=r.adjusted_pvalues[k], pvalue_holm=holm[k]))
     return rows
 
 
@@ -111,8 +112,7 @@ def estimate_cost(spec: Any) -> dict[str, float]:
     >>> list(est), est["api"] > 0
     (['api'], True)
     """
-    from ipcausal.cases.registry import get_case
-    from ipcausal.study.cases import prepare_case
+    from ipcausal.study.prepare import prepare_case
 
     spec = read_spec(spec)
     priced = [m for m in spec.models if m.price_input is not None]
@@ -120,10 +120,9 @@ def estimate_cost(spec: Any) -> dict[str, float]:
         return {}
     tokens = []  # (prompt tokens, completion tokens) per case
     for cs in spec.cases:
-        case = get_case(cs.name)
-        ps, _, _ = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed)
-        texts = set(ps["x_i"]) | set(ps["x_j"])
-        tokens.append((sum(len(t) // 4 + 8 for t in texts), len(texts) * case.source(cs.source is not None).max_tokens))
+        prepared = prepare_case(cs.name, cs.source, limit=cs.limit, seed=spec.seed)
+        texts = set(prepared.pairs["x_i"]) | set(prepared.pairs["x_j"])
+        tokens.append((sum(len(t) // 4 + 8 for t in texts), len(texts) * prepared.config.max_tokens))
     return {m.name: sum(p * float(m.price_input) + c * float(m.price_output or 0.0) for p, c in tokens) / 1e6
             for m in priced}
 

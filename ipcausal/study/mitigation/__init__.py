@@ -9,7 +9,8 @@ A :class:`Mitigation` is a transform applied to both prompts of every pair befor
   and with it, and per background pair what it changed.
 * :mod:`~ipcausal.study.mitigation.case` — :func:`run_case_mitigation`: a registered case run
   without and with a mitigation (``ipcausal case NAME --mitigation M``).
-* :mod:`~ipcausal.study.mitigation.results` — :class:`MitigationResult`, :class:`MitigationGroup`.
+* :mod:`~ipcausal.study.mitigation.results` — :class:`MitigationResult`, :class:`MitigationGroup`,
+  :class:`CaseMitigation` and the one writer (and reader) of ``mitigation.json``.
 
 The rest of the package uses the names below only; they are imported lazily.
 
@@ -28,9 +29,10 @@ _M = "ipcausal.study.mitigation."
 _NAMES: dict[str, str] = {
     **dict.fromkeys(("KINDS", "DEFAULT_INSTRUCTION", "Mitigation", "apply_mitigation", "as_mitigation"),
                     _M + "transforms"),
-    **dict.fromkeys(("evaluate_mitigation", "evaluate_runs", "RUN_KEYS", "TEST_KEYS"), _M + "evaluate"),
-    **dict.fromkeys(("CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table"), _M + "case"),
-    **dict.fromkeys(("MitigationGroup", "MitigationResult"), _M + "results"),
+    **dict.fromkeys(("evaluate_mitigation", "evaluate_runs"), _M + "evaluate"),
+    **dict.fromkeys(("run_case_mitigation", "tag_backgrounds"), _M + "case"),
+    **dict.fromkeys(("MitigationGroup", "MitigationResult", "CaseMitigation", "mitigation_table", "write_mitigation",
+                     "read_mitigation"), _M + "results"),
 }
 __all__ = sorted(_NAMES)
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)

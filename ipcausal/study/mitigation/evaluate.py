@@ -23,12 +23,9 @@ from ipcausal.pairs import PairSet
 from ipcausal.study.defaults import DEFAULTS
 from ipcausal.study.mitigation.results import MitigationGroup, MitigationResult
 from ipcausal.study.mitigation.transforms import Mitigation, apply_mitigation, as_mitigation
+from ipcausal.study.options import RunOptions
 
-__all__ = ["evaluate_mitigation", "evaluate_runs", "RUN_KEYS", "TEST_KEYS"]
-
-#: The keys of ``run_options`` (the run's request options) and of ``tests`` (the test options).
-RUN_KEYS = ("config", "system", "concurrency", "batch_size", "progress", "preflight")
-TEST_KEYS = ("alpha", "correction", "m0", "method", "n_resamples", "alternative", "margin")
+__all__ = ["evaluate_mitigation", "evaluate_runs"]
 
 
 def _score(answered: PairSet, scorer: Any, scoring: Mapping[str, Any] | None) -> PairSet:
@@ -50,12 +47,12 @@ def evaluate_mitigation(
     scorer: Any,
     scoring: Mapping[str, Any] | None = None,
     margin: float | None = None,
-    cache: Any = None,
-    run_options: Mapping[str, Any] | None = None,
+    run_options: RunOptions | None = None,
     alpha: float = DEFAULTS["alpha"],
     method: str = DEFAULTS["method"],
     cluster: str | None = None,
     rng: int | np.random.Generator | None = None,
+    progress: bool = False,
 ) -> MitigationResult:
     """Run the pairs without and with ``mitigation`` and test, per background pair, what it changed.
 
@@ -84,15 +81,17 @@ def evaluate_mitigation(
         More keywords for ``score_pairs`` (``backend`` of a judge, ``k`` …).
     margin : float, optional
         Equivalence margin ε > 0 on mean Δ_with; without it, removal is not assessed.
-    cache : path or ResponseCache, optional
-        One response cache for both runs (default: an in-memory cache).
-    run_options : mapping, optional
-        Keywords of :func:`ipcausal.run`: ``config``, ``system``, ``concurrency``, ``batch_size``,
-        ``progress`` (default False), ``preflight``.  ``"instruct"`` puts its instruction before ``system``.
+    run_options : RunOptions, optional
+        How both runs send their requests (:class:`~ipcausal.study.options.RunOptions`: ``config``,
+        ``system``, ``concurrency``, and ``cache``, one response cache for both runs: default an
+        in-memory cache).  ``"instruct"`` puts its instruction before ``system``.  A mapping of these
+        keys (and ``progress``) is read until 0.3, with a ``DeprecationWarning``.
     alpha, method, rng
         As in :func:`ipcausal.test`; the correction (Holm) runs over the background pairs.
     cluster : str, optional
         Column naming each pair's cluster (e.g. ``prompt_id``): clusters are flipped whole.
+    progress : bool
+        Progress bars on stderr, one per run.
 
     Returns
     -------
@@ -112,28 +111,44 @@ def evaluate_mitigation(
     (True, True, True, True)
     """
     from ipcausal.scoring.registry import Scorer
+    from ipcausal.study.options import TestOptions
 
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
     m = as_mitigation(mitigation)
     if not (callable(scorer) or isinstance(scorer, (str, Scorer))):
         raise TypeError("`scorer` must be a scorer name or a callable str -> float (or a Scorer)")
-    if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
-                               or not math.isfinite(margin) or margin <= 0):
-        raise ValueError(f"`margin` must be a positive finite number or None, got {margin!r}")
     if scoring is not None and not isinstance(scoring, Mapping):
         raise TypeError("`scoring` must be a mapping of score_pairs keywords or None")
-    if run_options is not None and not isinstance(run_options, Mapping):
-        raise TypeError("`run_options` must be a mapping of ipcausal.run keywords or None")
-    opts = dict(run_options or {})
-    unknown = sorted(set(opts) - set(RUN_KEYS))
-    if unknown:
-        raise ValueError(f"`run_options` has unknown key(s) {unknown}; allowed: {list(RUN_KEYS)}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"`progress` must be True or False, got {progress!r}")
+    options, progress = _run_options(run_options, progress)
+    tests = TestOptions(alpha=alpha, method=method, margin=margin)  # each checked there
     if cluster is not None and cluster not in pairs:
         raise ValueError(f"`cluster` names no column of `pairs`: {cluster!r}")
-    return evaluate_runs(pairs, backend, m, scorer=scorer, scoring=scoring,
-                         tests={"alpha": alpha, "method": method, "margin": margin}, cache=cache,
-                         run_options=opts, cluster=cluster, rng=rng)
+    return evaluate_runs(pairs, backend, m, scorer=scorer, scoring=scoring, tests=tests, options=options,
+                         cluster=cluster, rng=rng, progress=progress)
+
+
+def _run_options(value: Any, progress: bool) -> tuple[RunOptions, bool]:
+    """``run_options`` as a RunOptions (a mapping of its fields and ``progress``: deprecated until 0.3)."""
+    import warnings
+    from dataclasses import fields
+
+    if value is None or isinstance(value, RunOptions):
+        return value or RunOptions(), progress
+    if not isinstance(value, Mapping):
+        raise TypeError(f"`run_options` must be a RunOptions, got {type(value).__name__}")
+    warnings.warn("`run_options` as a mapping is deprecated and goes in 0.3; pass a "
+                  "RunOptions(config=…, system=…, concurrency=…, cache=…) and progress=…", DeprecationWarning,
+                  stacklevel=3)
+    opts = dict(value)
+    progress = bool(opts.pop("progress", progress))
+    known = {f.name for f in fields(RunOptions)}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise ValueError(f"`run_options` has key(s) {unknown} that a RunOptions does not hold: {sorted(known)}")
+    return RunOptions(**opts), progress
 
 
 def _model_label(ps: PairSet) -> str:
@@ -168,22 +183,26 @@ def _similarity(ps: PairSet) -> PairSet:
 
 
 def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any, scoring: Mapping[str, Any] | None,
-                  tests: Mapping[str, Any], cache: Any, run_options: Mapping[str, Any], cluster: str | None,
-                  rng: Any) -> MitigationResult:
+                  tests: Any, options: RunOptions, cluster: str | None, rng: Any,
+                  progress: bool = False) -> MitigationResult:
     """The two runs and their tests: the engine of :func:`evaluate_mitigation` and of
-    :func:`~ipcausal.study.mitigation.case.run_case_mitigation`.
+    :func:`~ipcausal.study.mitigation.run_case_mitigation`.
 
-    ``tests`` holds :func:`ipcausal.test` options (``alpha``, ``correction``, ``m0``, ``method``,
-    ``n_resamples``, ``alternative``, ``margin``); the outcome follows the scored runs.
+    ``tests`` (a :class:`~ipcausal.study.options.TestOptions`) holds the options of
+    :func:`ipcausal.test` (``alpha``, ``correction``, ``m0``, ``method``, ``n_resamples``,
+    ``alternative``, ``margin``; its design is not used: the outcome follows the scored runs);
+    ``options`` (a :class:`~ipcausal.study.options.RunOptions`) how the requests are sent, its
+    ``cache`` shared by both runs (``None``: one in memory).
 
     Examples
     --------
+    >>> from ipcausal.study.options import RunOptions, TestOptions
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=1.0, noise=0.5, seed=1)
     >>> ps = PairSet.from_frame(sim.study(n=20, rng=0).to_frame()[["pair_id", "background_i", "background_j",
     ...                                                             "x_i", "x_j"]])
-    >>> r = evaluate_runs(ps, sim, "markers", scorer=sim.score, scoring=None, tests={"margin": 0.3},
-    ...                   cache=None, run_options={"progress": False}, cluster=None, rng=0)
+    >>> r = evaluate_runs(ps, sim, "markers", scorer=sim.score, scoring=None, tests=TestOptions(margin=0.3),
+    ...                   options=RunOptions(), cluster=None, rng=0)
     >>> r.groups[0].change < -0.5, r.removed
     (True, True)
     """
@@ -192,16 +211,15 @@ def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any,
     from ipcausal.outcomes import directed
     from ipcausal.stats._validate import as_generator
     from ipcausal.study.compare import compare
+    from ipcausal.study.options import Design, TestOptions, given
 
+    tests = given(tests, TestOptions, "tests")
+    options = given(options, RunOptions, "options")
     m = as_mitigation(mitigation)
-    unknown = sorted(set(tests) - set(TEST_KEYS))
-    if unknown:
-        raise ValueError(f"`tests` has unknown key(s) {unknown}; allowed: {list(TEST_KEYS)}")
-    tk = {k: v for k, v in tests.items() if v is not None}
-    margin, alpha = tk.pop("margin", None), float(tk.get("alpha", 0.05))
-    opts = dict(run_options)
-    opts.setdefault("progress", False)
-    cache = ResponseCache(":memory:") if cache is None else cache
+    margin, alpha = tests.margin, tests.alpha
+    cache = ResponseCache(":memory:") if options.cache is None else options.cache
+    opts: dict[str, Any] = {"config": options.config, "system": options.system, "concurrency": options.concurrency,
+                            "progress": progress}
     mitigated, checks = apply_mitigation(pairs, m, cache=cache)
     if len(mitigated) == 0:
         raise ValueError(f"`mitigation` {m.name!r}: every pair failed the rewrite check; nothing to compare")
@@ -211,7 +229,7 @@ def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any,
     without = _score(ipcausal.run(base, backend, cache=cache, **opts), scorer, scoring)
     with_opts = dict(opts)
     if m.system is not None:
-        with_opts["system"] = m.system if not opts.get("system") else f"{m.system}\n\n{opts['system']}"
+        with_opts["system"] = m.system if not opts["system"] else f"{m.system}\n\n{opts['system']}"
     with_ = _score(ipcausal.run(mitigated, backend, cache=cache, **with_opts), scorer, scoring)
     common = set(without["pair_id"].astype(str)) & set(with_["pair_id"].astype(str))
     if not common:
@@ -223,8 +241,8 @@ def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any,
 
     w0, w1 = only(without), only(with_)
     interval = directed(w0.outcome)
-    from ipcausal.study.options import Design
-
+    # the test options the two runs are tested with (the margin only where removal is read: the with-run)
+    tk = {k: v for k, v in tests.kwargs().items() if k not in ("margin", "design") and v is not None}
     base_kw = dict(design=Design(outcome=w0.outcome), cluster=cluster, **tk)
     r0 = ipcausal.test(w0, rng=gen, **base_kw)
     r1 = ipcausal.test(w1, rng=gen, margin=margin if interval else None, **base_kw)

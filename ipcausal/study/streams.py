@@ -1,4 +1,9 @@
-"""The streams of :func:`ipcausal.audit`: the plan, the batches, the decisions and the Report.
+"""The streams of a sequential audit: the plan, the batches, the decisions and the Report.
+
+Shared by :func:`ipcausal.audit` and inspect_ai's early stopping
+(:class:`ipcausal.interop.inspect.IPEarlyStopping`); both pass the options as one
+:class:`~ipcausal.study.options.AuditSettings`, checked against the pairs (its ``alternative``,
+``cluster`` and ``order`` resolved), with the outcome and the bound on |Δ| the plan keeps.
 
 :func:`plan` groups the pairs (unordered background pair, oriented as :func:`ipcausal.test`
 orients it), cuts them into units (a pair, or a whole cluster) and draws the order of the units
@@ -66,6 +71,7 @@ class Plan:
     streams: list[Stream]
     outcome: str
     clustered: bool
+    bound: float | None = None
     pos: int = 0
     sent: int = 0
     capped: bool = False
@@ -77,8 +83,11 @@ class Plan:
         return len(self.frame)
 
 
-def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
-    """Groups, units and the seeded order of the units (a permutation drawn from ``gen``)."""
+def plan(ps: PairSet, opts: Any, gen: np.random.Generator, *, outcome: str, bound: float | None) -> Plan:
+    """Groups, units and the seeded order of the units (a permutation drawn from ``gen``).
+
+    ``opts`` is the audit's AuditSettings (resolved against ``ps``); ``outcome`` what the scores
+    are, ``bound`` the bound on |Δ| of an interval outcome (``None`` for a similarity)."""
     df = ps.to_frame().reset_index(drop=True)
     bi = df["background_i"].astype(str).to_numpy(object)
     bj = df["background_j"].astype(str).to_numpy(object)
@@ -93,7 +102,7 @@ def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
     units: list[np.ndarray] = []
     unit_stream: list[int] = []
     sign = np.ones(len(df))
-    interval = directed(opts.outcome)
+    interval = directed(outcome)
     rank = {b: i for i, b in enumerate(opts.order)} if opts.order is not None else None
     for key in sorted(keys, key=lambda k: sorted(k)):
         idx = np.asarray(keys[key])
@@ -111,7 +120,7 @@ def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
             group_units = [np.asarray(v) for v in by.values()]
         biggest = max(u.size for u in group_units)
         if interval:
-            state = sequential_state(bound=opts.bound * biggest, alpha=opts.alpha,
+            state = sequential_state(bound=bound * biggest, alpha=opts.alpha,
                                      alternative=opts.alternative, method=opts.method)
         else:
             state = sequential_sign_state(m0=opts.m0, alpha=opts.alpha, alternative=opts.alternative,
@@ -121,7 +130,8 @@ def plan(ps: PairSet, opts: Any, gen: np.random.Generator) -> Plan:
         units.extend(group_units)
         unit_stream.extend([s] * len(group_units))
     order = gen.permutation(len(units))
-    return Plan(df, units, np.asarray(unit_stream), order, sign, streams, opts.outcome, labels is not None)
+    return Plan(df, units, np.asarray(unit_stream), order, sign, streams, outcome, labels is not None,
+                bound if interval else None)
 
 
 def next_batch(p: Plan, batch_size: int, max_pairs: int | None) -> np.ndarray | None:
@@ -246,8 +256,9 @@ def _thin(n: list[int], e: list[float]) -> tuple[tuple[int, ...], tuple[float, .
     return tuple(int(x) for x in n), tuple(float(x) for x in e)
 
 
-def assemble(p: Plan, opts: Any, *, model: str, counts: dict[str, int], seed: int | None) -> Report:
-    """The Report of the audit: one :class:`GroupResult` per group, ``audit`` with the counts."""
+def assemble(p: Plan, opts: Any, *, model: str, counts: Any, seed: int | None) -> Report:
+    """The Report of the audit: one :class:`GroupResult` per group, ``audit`` with the ``counts`` (a
+    :class:`~ipcausal.study.record.Counts`; its ``requests_new`` belongs to the run, not the Report)."""
     groups = []
     alpha, interval = opts.alpha, directed(p.outcome)
     for s in p.streams:
@@ -288,9 +299,11 @@ def assemble(p: Plan, opts: Any, *, model: str, counts: dict[str, int], seed: in
     m = len(groups)
     stopped = ("decided" if all(s.reason in ("rejected", "equivalent") for s in p.streams)
                else "max_pairs" if p.capped else "exhausted")
-    info = AuditInfo(**{k: v for k, v in counts.items() if k != "requests_new"},  # requests_new: of the run
+    info = AuditInfo(pairs_available=counts.pairs_available, pairs_sent=counts.pairs_sent,  # a Counts
+                     pairs_scored=counts.pairs_scored, requests_full=counts.requests_full,
+                     requests_sent=counts.requests_sent, requests_saved=counts.requests_saved, batches=counts.batches,
                      stopped=stopped, batch_size=opts.batch_size, max_pairs=opts.max_pairs,
-                     margin=opts.margin, bound=opts.bound, bet=opts.method,
+                     margin=opts.margin, bound=p.bound, bet=opts.method,
                      alternative=opts.alternative, threshold=1.0 / alpha,
                      threshold_all=(m / alpha) if opts.correction != "none" else 1.0 / alpha, groups=m,
                      seed=seed, cluster=opts.cluster)
