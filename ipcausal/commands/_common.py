@@ -171,15 +171,14 @@ def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None,
-                extra: tuple[str, ...] = ()) -> None:
-    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url`` (``extra``: more backend kinds,
-    which the command makes itself)."""
+def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None) -> None:
+    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url``."""
     from ipcausal.backends import BACKEND_KINDS
 
-    p.add_argument(f"--{prefix}backend", choices=(*BACKEND_KINDS, *extra), default=default,
-                   help=f"{what}: local = llama.cpp in process, openai = OpenAI or a compatible server, vllm"
-                        + "".join(f", {k}" for k in extra) + (f" (default {default})" if default else ""))
+    p.add_argument(f"--{prefix}backend", choices=BACKEND_KINDS, default=default,
+                   help=f"{what}: local = llama.cpp in process, openai = OpenAI or a compatible server, vllm, "
+                        "simulated = the SCM simulator (a known truth, offline)"
+                        + (f" (default {default})" if default else ""))
     p.add_argument(f"--{prefix}model", metavar="NAME_OR_PATH", help=f"{what}: model name or path (backend-specific)")
     p.add_argument(f"--{prefix}base-url", metavar="URL",
                    help=f"{what}: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (openai backend)")
@@ -200,6 +199,8 @@ def make_backend(args: argparse.Namespace, *, prefix: str = "", **options: Any) 
         if model or base_url:
             raise CliError(f"--{prefix}model/--{prefix}base-url need --{prefix}backend")
         return None
+    if kind == "simulated" and (model or base_url):
+        raise CliError(f"--{prefix}model/--{prefix}base-url do not apply to --{prefix}backend simulated")
     if base_url and kind != "openai":
         raise CliError(f"--{prefix}base-url is only for --{prefix}backend openai")
     if kind == "vllm" and not model:

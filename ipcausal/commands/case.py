@@ -21,8 +21,6 @@ from ipcausal.commands._common import (
 )
 
 HELP = "run one case study end to end: pairs -> model -> scores -> tests -> report (resumable)"
-#: The backend kind that answers with the SCM simulator (:class:`ipcausal.testing.SimulatedModel`).
-SIMULATED = "simulated"
 
 
 def register(sub: Any) -> None:
@@ -37,7 +35,7 @@ def register(sub: Any) -> None:
                    help="a registered case: culture, education, echo, learner, age, or one a plugin adds "
                         "(`ipcausal cases`)")
     p.add_argument("--source", help="a PairSet file made by `ipcausal build` (default: the embedded demo set)")
-    add_backend(p, default="local", extra=(SIMULATED,))
+    add_backend(p, default="local")
     p.add_argument("--effect", type=float, default=0.0, metavar="X",
                    help="--backend simulated: the background's known effect on the answer (default 0)")
     add_backend(p, prefix="judge-", what="LLM judge (culture: similarity 1-5; education: rubric 1-6)")
@@ -76,19 +74,17 @@ def register(sub: Any) -> None:
     p.set_defaults(func=main)
 
 
-def _backend(args: argparse.Namespace, case: Any) -> Any:
-    """The model under test: the SCM simulator over the case's backgrounds, or a real backend."""
+def _backend(args: argparse.Namespace, prepared: Any) -> Any:
+    """The model under test; ``--backend simulated``: the SCM simulator over the case's backgrounds, told the
+    background each of the case's prompts declares (it reads the case's cues in any other, a mitigated one)."""
     from ipcausal.cli import CliError
 
-    if args.backend != SIMULATED:
+    if args.backend != "simulated":
         if args.effect:
             raise CliError("--effect is an option of --backend simulated")
         return make_backend(args)
-    if args.model or args.base_url:
-        raise CliError("--model/--base-url do not apply to --backend simulated")
-    from ipcausal.testing import SimulatedModel
-
-    return SimulatedModel(effect=args.effect, backgrounds=case.backgrounds, seed=args.seed)
+    return make_backend(args, effect=args.effect, backgrounds=prepared.case.backgrounds, seed=args.seed,
+                        known=prepared.pairs)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -132,17 +128,12 @@ def main(args: argparse.Namespace) -> int:
     prepared = prepare_case(case, args.source, judge=args.judge_backend is not None, limit=args.limit,
                             config=config, unparseable=args.unparseable, seed=args.seed, tests=tests)
     prepared = prepared.with_judge(make_backend(args, prefix="judge-"))
-    backend = _backend(args, case)
-    if args.mitigation is not None and args.backend == SIMULATED:
-        # the simulator reads only a [background] tag, and its number: tag the prompts, score the number
+    backend = _backend(args, prepared)
+    own = getattr(backend, "answer_scorer", None)  # a backend whose answers only its own scorer reads
+    if own is not None and args.judge_backend is None:
         from dataclasses import replace
 
-        from ipcausal.scoring import get_scorer
-        from ipcausal.study.mitigation import tag_backgrounds
-        from ipcausal.testing import SimulatedModel
-
-        prepared = replace(prepared, pairs=tag_backgrounds(prepared.pairs),
-                           scorer=get_scorer("essay", rater=SimulatedModel.read))
+        prepared = replace(prepared, scorer=own)
     progress = not args.no_progress
     if args.sequential:
         from ipcausal.study.cases import run_case_sequential

@@ -251,6 +251,7 @@ class SimulatedModel:
         self._common_positions = sorted(common)
         self._known = {x: self._resolve(b, "known") for x, b in _known(known).items()}
         self._warned = False
+        self._unknown: dict[str, None] = {}
         self._lock = threading.Lock()
         eff = self.effect if isinstance(self.effect, float) else sorted(self.effect.items())
         self.model = (
@@ -361,21 +362,28 @@ class SimulatedModel:
             raise ValueError(f"`background` must be one of {self.backgrounds} or None, got {background!r}")
         return self.effect * k if isinstance(self.effect, float) else 0.0
 
+    @property
+    def unknown_prompts(self) -> tuple[str, ...]:
+        """Every prompt (last message) so far whose background the simulator could not tell, in order."""
+        with self._lock:
+            return tuple(self._unknown)
+
     def _warn(self, unknown: Sequence[str]) -> None:
-        """Say once that these prompts' background could not be told (they got no effect)."""
+        """Record the prompts whose background could not be told (they got no effect); say so once."""
         if not unknown:
             return
         with self._lock:
-            if self._warned:
+            new = [x for x in dict.fromkeys(unknown) if x not in self._unknown]
+            self._unknown.update(dict.fromkeys(new))
+            if self._warned or not new:
                 return
             self._warned = True
-        distinct = list(dict.fromkeys(unknown))
-        named = ", ".join(repr(x if len(x) <= 60 else x[:57] + "...") for x in distinct[:_SHOWN])
-        more = f" and {len(distinct) - _SHOWN} more" if len(distinct) > _SHOWN else ""
-        warnings.warn(f"{self.model}: cannot tell the background of {len(distinct)} prompt(s): {named}{more} "
+        named = ", ".join(repr(x if len(x) <= 60 else x[:57] + "...") for x in new[:_SHOWN])
+        more = f" and {len(new) - _SHOWN} more" if len(new) > _SHOWN else ""
+        warnings.warn(f"{self.model}: cannot tell the background of {len(new)} prompt(s): {named}{more} "
                       "(not in `known`, and no tag, marker or cue of a background it knows); they are answered "
-                      "with no effect. Give `known=` (prompt -> background) to declare them. (Said once.)",
-                      BackgroundUnknownWarning, stacklevel=3)
+                      "with no effect. Give `known=` (prompt -> background) to declare them. This is said once: "
+                      "`unknown_prompts` lists every such prompt.", BackgroundUnknownWarning, stacklevel=3)
 
     def answer(self, prompt: str, *, temperature: float = 0.0, sample_seed: int | None = 0) -> float:
         """The number the model answers to ``prompt`` (see the module docstring, step 3)."""

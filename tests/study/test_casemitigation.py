@@ -1,7 +1,8 @@
 """run_case_mitigation: a registered case without and with a mitigation, against the SCM simulator (known truth).
 
-The simulator reads only a ``[background]`` tag (``tag=True`` writes it into each prompt): ``strip``
-removes the tag (truth: the effect is removed), ``markers``/``instruct`` keep it (truth: not removed).
+The simulator reads the cases' own cues (a stated belief or age, culture markers): ``strip`` removes the
+stated belief (truth: the effect is removed), ``markers`` reverts British markers (truth: removed) but
+leaves a stated age, ``instruct`` changes no prompt (truth: not removed).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ipcausal.scoring import get_scorer
 from ipcausal.stats import permutation_test
 from ipcausal.study.mitigation import transforms as mod
 from ipcausal.study.mitigation import run_case_mitigation, tag_backgrounds
+from ipcausal.testing.simulator import BackgroundUnknownWarning
 from ipcausal.study.mitigation import Mitigation
 from ipcausal.study.prepare import prepare_case
 from ipcausal.testing import SimulatedModel
@@ -52,9 +54,9 @@ def _deltas(ps) -> pd.Series:
 
 
 def test_the_change_test_is_the_paired_sign_flip_test_of_the_differences():
-    # instruct keeps the tag, so the effect stays but every answer's noise changes: D is not trivial
+    # instruct keeps the stated belief, so the effect stays but every answer's noise changes: D is not trivial
     sim = SimulatedModel(effect=1.0, seed=3, backgrounds=ECHO)
-    res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=14), sim, "instruct", tag=True)
+    res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=14), sim, "instruct")
     r = res.result
     d = _deltas(r.pairs_with) - _deltas(r.pairs_without).reindex(_deltas(r.pairs_with).index)
     assert len(d) == 14 and (d != 0).all()
@@ -65,9 +67,9 @@ def test_the_change_test_is_the_paired_sign_flip_test_of_the_differences():
     assert g.effect_without == pytest.approx(float(_deltas(r.pairs_without).mean()))
 
 
-def test_strip_removes_a_tagged_effect_and_removal_is_shown_with_a_margin():
+def test_strip_removes_a_stated_beliefs_effect_and_removal_is_shown_with_a_margin():
     sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
-    res = run_case_mitigation(prepare_case(_with_margin("echo"), scorer=READ, limit=20), sim, "strip", tag=True)
+    res = run_case_mitigation(prepare_case(_with_margin("echo"), scorer=READ, limit=20), sim, "strip")
     g = res.result.groups[0]
     assert g.effect_without > 1 and g.reject_without
     assert g.effect_with == 0.0  # both prompts became one text: Δ = 0 exactly
@@ -77,7 +79,7 @@ def test_strip_removes_a_tagged_effect_and_removal_is_shown_with_a_margin():
 
 def test_without_a_margin_removal_is_not_assessed():
     sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
-    res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=12), sim, "strip", tag=True)
+    res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=12), sim, "strip")
     g = res.result.groups[0]
     assert res.margin is None and not g.removed and res.status(g) == "not assessed"
     assert "removal not assessed" in str(res) and "not assessed" in res.to_dict()["groups"][0]["removed"]
@@ -85,9 +87,9 @@ def test_without_a_margin_removal_is_not_assessed():
 
 @pytest.mark.parametrize("kind", ["markers", "instruct"])
 def test_a_mitigation_that_leaves_the_cue_is_not_removed(kind):
-    # the age case's cue is a stated age (and here a tag): no spelling for markers to change
+    # the age case's cue is a stated age: no spelling for markers to change
     sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
-    res = run_case_mitigation(prepare_case(_with_margin("age"), scorer=READ), sim, kind, tag=True)
+    res = run_case_mitigation(prepare_case(_with_margin("age"), scorer=READ), sim, kind)
     g = res.result.groups[0]
     assert g.reject_without and g.reject_with and g.effect_with > 0.5
     assert not g.removed and res.status(g) == "no"
@@ -97,7 +99,7 @@ def test_a_mitigation_that_leaves_the_cue_is_not_removed(kind):
 
 def test_rewrite_check_failures_are_counted_reported_and_dropped_from_both_runs(monkeypatch, tmp_path):
     sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
-    ps = tag_backgrounds(get_case("echo").source(given=False).load(0, 12))
+    ps = get_case("echo").source(given=False).load(0, 12)
     bad = {str(ps["pair_id"].iloc[k]) for k in (0, 3)}
     real = mod.rewrite_side
 
@@ -122,8 +124,8 @@ def test_rewrite_check_failures_are_counted_reported_and_dropped_from_both_runs(
 
 def test_a_rerun_sends_nothing_new(tmp_path):
     sim = SimulatedModel(effect=1.0, seed=4, backgrounds=ECHO)
-    first = run_case_mitigation(prepare_case("echo", scorer=READ, limit=10), sim, "instruct", tag=True, out=tmp_path)
-    again = run_case_mitigation(prepare_case("echo", scorer=READ, limit=10), sim, "instruct", tag=True, out=tmp_path)
+    first = run_case_mitigation(prepare_case("echo", scorer=READ, limit=10), sim, "instruct", out=tmp_path)
+    again = run_case_mitigation(prepare_case("echo", scorer=READ, limit=10), sim, "instruct", out=tmp_path)
     assert first.sent == 40 and again.sent == 0  # 10 pairs × 2 sides × 2 arms
     assert again.result.groups == first.result.groups
     assert (tmp_path / "cache.sqlite").is_file()
@@ -134,20 +136,28 @@ def test_the_case_scorer_is_used_when_none_is_given():
     sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
     from ipcausal.cases.age import read_risk
 
-    res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip", tag=True)
+    res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip")
     df = res.result.pairs_without.to_frame()
     assert res.outcome == "interval" and df["score_i"].tolist() == [read_risk(y) for y in df["y_i"]]
 
 
+def _us_uk(n: int, *, flip: bool = False) -> ipcausal.PairSet:
+    """US/UK pairs that differ in their spelling only (with ``flip`` a third stored the other way round)."""
+    us = [f"Which color should I paint room {k}, and which flavor of tea goes with it?" for k in range(n)]
+    uk = [q.replace("color", "colour").replace("flavor", "flavour") for q in us]
+    rows = []
+    for k in range(n):
+        a, b = (("uk", uk[k]), ("us", us[k])) if flip and k % 3 == 0 else (("us", us[k]), ("uk", uk[k]))
+        rows.append({"pair_id": k, "background_i": a[0], "x_i": a[1], "background_j": b[0], "x_j": b[1]})
+    return ipcausal.PairSet.from_records(rows)
+
+
 def test_similarity_outcome_change_and_removal_above_m0():
-    # identical questions on both sides: only the tag differs, so strip makes both answers one
+    # markers reads every British marker as American: both prompts of a pair become one text, so one answer
     sim = SimulatedModel(effect=3.0, seed=5, backgrounds=("us", "uk"))
-    qs = [f"Which film should I watch tonight, number {k}?" for k in range(14)]
-    ps = ipcausal.PairSet.from_records({"pair_id": k, "background_i": ("us", "uk")[k % 3 == 0],
-                                        "background_j": ("uk", "us")[k % 3 == 0], "x_i": q, "x_j": q}
-                                       for k, q in enumerate(qs))  # a third stored the other way round
+    ps = _us_uk(14, flip=True)
     simil = get_scorer("embedding", embedder=_Simil(sim))
-    res = run_case_mitigation(prepare_case("culture", ps, scorer=simil), sim, "strip", tag=True)
+    res = run_case_mitigation(prepare_case("culture", ps, scorer=simil), sim, "markers")
     g, r = res.result.groups[0], res.result
     assert res.outcome == "similarity" and res.margin is None and res.m0 == 0.8
     assert g.reject_without and g.effect_without < 0.8  # IP: the answers differ by background
@@ -161,12 +171,10 @@ def test_similarity_outcome_change_and_removal_above_m0():
 
 
 def test_similarity_not_removed_when_the_cue_stays():
+    # strip removes stated beliefs and tags: the spelling, the simulator's cue here, stays
     sim = SimulatedModel(effect=3.0, seed=5, backgrounds=("us", "uk"))
-    ps = ipcausal.PairSet.from_records({"pair_id": k, "background_i": "us", "background_j": "uk",
-                                        "x_i": f"Which colour is best, {k}?", "x_j": f"Which colour is best, {k}?"}
-                                       for k in range(12))
     simil = get_scorer("embedding", embedder=_Simil(sim))
-    res = run_case_mitigation(prepare_case("culture", ps, scorer=simil), sim, "markers", tag=True)
+    res = run_case_mitigation(prepare_case("culture", _us_uk(12), scorer=simil), sim, "strip")
     g = res.result.groups[0]
     assert not g.removed and res.status(g) == "no"
 
@@ -186,7 +194,28 @@ def test_bad_input_names_the_parameter(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(ValueError, match="`out` must be a folder"):
         run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, "strip", out=tmp_path / "f")
-    with pytest.raises(TypeError, match="`pairs` must be a PairSet"):
+    with pytest.raises(TypeError, match="`pairs` must be a PairSet"), pytest.warns(DeprecationWarning):
         tag_backgrounds([1, 2])
     with pytest.raises(ValueError, match="`mitigation` 'dialect'|`pairs` has no `edits_i`"):
         run_case_mitigation(prepare_case("echo", scorer=READ, limit=4), sim, Mitigation("dialect"))
+
+
+def test_the_tags_of_the_last_release_still_work_and_warn():
+    """``tag=True``/``tag_backgrounds`` (deprecated until 0.3): tagged prompts, the tag's background, the same truth."""
+    sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
+    with pytest.warns(DeprecationWarning, match=r"run_case_mitigation\(tag=True\) is deprecated .* known=pairs"):
+        res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=12), sim, "strip", tag=True)
+    assert res.result.pairs_without["x_i"].str.startswith("[true_belief] ").all()
+    assert res.result.groups[0].effect_with == 0.0 and res.result.groups[0].effect_without > 1
+    with pytest.warns(DeprecationWarning, match="tag_backgrounds is deprecated"):
+        tagged = tag_backgrounds(prepare_case("age", limit=2).pairs)
+    assert tagged["x_j"].str.startswith("[old] ").all()
+
+
+def test_a_stripped_prompt_carries_no_cue_and_the_simulator_says_so():
+    sim = SimulatedModel(effect=2.0, seed=1, backgrounds=ECHO)
+    with pytest.warns(BackgroundUnknownWarning, match=r"cannot tell the background of 1 prompt\(s\): 'Question: "):
+        res = run_case_mitigation(prepare_case("echo", scorer=READ, limit=12), sim, "strip")
+    stripped = set(res.result.pairs_with["x_i"]) | set(res.result.pairs_with["x_j"])
+    assert set(sim.unknown_prompts) <= stripped and len(sim.unknown_prompts) >= 10  # a question with 'color' reads US
+    assert not set(sim.unknown_prompts) & (set(res.result.pairs_without["x_i"]) | set(res.result.pairs_without["x_j"]))

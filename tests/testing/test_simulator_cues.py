@@ -15,7 +15,7 @@ import pytest
 
 import ipcausal
 from ipcausal.backends import GenerationConfig, Request, get_backend, messages_of
-from ipcausal.study.cases import prepare_case
+from ipcausal.study.prepare import prepare_case
 from ipcausal.testing import SimulatedModel
 from ipcausal.testing.simulator import BackgroundUnknownWarning
 
@@ -36,7 +36,7 @@ def test_get_backend_makes_the_simulator_with_its_options():
 
 @pytest.mark.parametrize("case", ["culture", "echo", "age"])
 def test_the_cases_own_cues_tell_every_demo_prompts_declared_background(case):
-    ps = prepare_case(case)[0]
+    ps = prepare_case(case).pairs
     sim = get_backend("simulated", backgrounds=ipcausal.cases.get_case(case).backgrounds)
     df = ps.to_frame()
     with warnings.catch_warnings():
@@ -53,7 +53,7 @@ def test_dialect_cues_and_sae_only_where_declared():
 
 
 def test_a_cue_outside_its_backgrounds_shifts_by_its_rank_in_its_family():
-    ps = prepare_case("echo")[0]
+    ps = prepare_case("echo").pairs
     df = ps.to_frame()
     sim = SimulatedModel(effect=2.0, noise=0.0)  # default backgrounds: american, british
     x_true, x_false = df["x_i"].iloc[0], df["x_j"].iloc[0]
@@ -116,7 +116,8 @@ def test_prompts_it_cannot_tell_are_named_once_with_a_count():
     assert all("background inferred: none" in r.text for r in out)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sim.generate([_req("Another one?")])  # said once
+        sim.generate([_req("Another one?"), _req(texts[0])])  # said once
+    assert sim.unknown_prompts == (*texts, "Another one?")  # each once, in order
     belief = "I believe the following: The sky is green. Question: What colour is the sky?"
     unsure = SimulatedModel(backgrounds=("true_belief", "false_belief"))
     assert unsure.detect(belief) is None
@@ -126,7 +127,7 @@ def test_prompts_it_cannot_tell_are_named_once_with_a_count():
 
 def test_probe_recovers_probe_accuracy_on_us_uk_pairs():
     """ipcausal.probe on the culture demo pairs (US vs UK): accuracy within its exact binomial interval."""
-    ps = prepare_case("culture")[0]
+    ps = prepare_case("culture").pairs
     covered = []
     for seed in range(5):
         res = ipcausal.probe(ps, get_backend("simulated", probe_accuracy=0.8, seed=seed), alternative="two-sided",
@@ -151,7 +152,7 @@ def test_option_logprobs_read_the_cues_too():
 def test_a_pair_read_from_its_cues_differs_in_b_only():
     """Each built-in cue is taken out of S: without noise the echo, age and culture pairs' Δ is the effect."""
     for case in ("echo", "age", "culture"):
-        ps = prepare_case(case)[0].head(10)
+        ps = prepare_case(case).pairs.head(10)
         sim = SimulatedModel(effect=1.25, noise=0.0, backgrounds=ipcausal.cases.get_case(case).backgrounds)
         deltas = [sim.answer(b) - sim.answer(a) for a, b in zip(ps["x_i"], ps["x_j"])]
         assert deltas == pytest.approx([1.25] * 10), case

@@ -6,17 +6,17 @@ bench asks for them; :func:`failed_cell` records a cell that raised.  Both the t
 :func:`ipcausal.study.bench.bench` and the Ray tasks (:mod:`ipcausal.study.bench.distributed`) call
 them.
 
-A ``simulated`` model is the SCM simulator :class:`ipcausal.testing.SimulatedModel` with the
-stated ``effect`` over the case's backgrounds (the k-th background shifts the answer by
-``effect · k``).  The bench tells it each prompt's background (a tag the simulator reads and that
-leaves the prompt's meaning unchanged) and scores its ``"Answer: <v>"`` replies by the number
-``v``, so a dry run works on any case with an interval outcome, offline, in seconds.
+A ``simulated`` model is the backend ``get_backend("simulated", …)`` (the SCM simulator
+:class:`ipcausal.testing.SimulatedModel`) with the stated ``effect`` over the case's backgrounds
+(the k-th background shifts the answer by ``effect · k``), made for each cell: it is told the
+background each of the cell's prompts declares (``known=`` the cell's pairs) and reads the case's
+own cues in any other prompt (a mitigated one); its replies ``"Answer: <v>"`` are scored by the
+number ``v`` (the backend's ``answer_scorer``), so a dry run works on every case, offline, in seconds.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,47 +27,17 @@ from ipcausal.study.bench.spec import BenchSpec, CaseSpec, ModelSpec
 
 __all__ = ["run_cell", "failed_cell", "cell_groups", "bench_mitigation"]
 
-class _Tagged:
-    """The simulator told each prompt's background (a ``[background]`` tag before the prompt)."""
+def _backend(m: ModelSpec, prepared: Any, shared: dict[str, Any]) -> Any:
+    """The cell's model: a simulator made for this cell (the case's backgrounds, told its prompts'), or the
+    model's real backend, made once and kept in ``shared`` across its cells."""
+    if m.backend == "simulated":
+        from ipcausal.backends import get_backend
 
-    kind = "simulated"
-
-    def __init__(self, sim: Any, tags: dict[str, str], latency: float = 0.0) -> None:
-        self._sim, self._tags, self.model, self._latency = sim, tags, sim.model, latency
-
-    def generate(self, requests: Any) -> Any:
-        from ipcausal.backends.base import Request
-
-        tagged = []
-        for req in requests:
-            msgs = [dict(m) for m in req.messages]
-            b = self._tags.get(msgs[-1]["content"])
-            if b is not None:
-                msgs[-1]["content"] = f"[{b}] " + msgs[-1]["content"]
-            else:  # a background probe: tag the message it quotes, so the simulator knows the truth
-                msgs[-1]["content"] = _tag_probe(msgs[-1]["content"], self._tags)
-            tagged.append(Request(tuple(msgs), req.config))
-        if self._latency:  # a model's wait per request, stated in the bench file
-            time.sleep(self._latency * len(tagged))
-        return self._sim.generate(tagged)
-
-
-def _tag_probe(prompt: str, tags: dict[str, str]) -> str:
-    from ipcausal.study.probe import PROBE_MARKER, probe_prompt, read_probe_prompt
-
-    read = read_probe_prompt(prompt) if PROBE_MARKER in prompt else None
-    if read is None or read[0] not in tags:
-        return prompt
-    return probe_prompt(f"[{tags[read[0]]}] " + read[0], read[1])
-
-
-def _tags(pairs: Any) -> dict[str, str]:
-    """prompt text → its background (prompts that stand for two backgrounds are left untagged)."""
-    df = pairs.to_frame()
-    seen: dict[str, set[str]] = {}
-    for x, b in list(zip(df["x_i"], df["background_i"])) + list(zip(df["x_j"], df["background_j"])):
-        seen.setdefault(str(x), set()).add(str(b))
-    return {x: next(iter(bs)) for x, bs in seen.items() if len(bs) == 1}
+        return get_backend("simulated", effect=m.effect, noise=m.noise, seed=m.seed, probe_accuracy=m.probe_accuracy,
+                           latency=m.latency, backgrounds=prepared.case.backgrounds, known=prepared.pairs)
+    if "backend" not in shared:
+        shared["backend"] = _real_backend(m)
+    return shared["backend"]
 
 
 def _real_backend(m: ModelSpec) -> Any:
@@ -116,32 +86,20 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
     rel = Path("cells") / m.name / cs.name
     folder = root / rel
     case = get_case(cs.name)
-    scorer = None
-    if m.backend == "simulated":
-        from ipcausal.scoring import get_scorer
-        from ipcausal.testing import SimulatedModel
-
-        scorer = get_scorer("essay", rater=SimulatedModel.read)  # the number of "Answer: <v>"
     # the case is prepared once: its run, its mitigation rows and its probe take the same pairs
-    prepared = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed,
-                            tests=_cell_tests(case, spec, cs))
-    if m.backend == "simulated":
-        sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed,
-                             probe_accuracy=m.probe_accuracy)
-        backend = _Tagged(sim, _tags(prepared.pairs), m.latency)
-    else:
-        if "backend" not in shared:
-            shared["backend"] = _real_backend(m)
-        backend = shared["backend"]
+    prepared = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed, tests=_cell_tests(case, spec, cs))
+    backend = _backend(m, prepared, shared)
+    own = getattr(backend, "answer_scorer", None)  # a backend whose answers only its own scorer reads
+    if own is not None:
+        prepared = replace(prepared, scorer=own)
     if cache is None:
         cache = root / "cache" / f"{m.name}.sqlite"
     before = stored_answers(cache)
     res = run_case(prepared, backend, out=folder, progress=False, cache=cache)
     sent = stored_answers(cache) - before  # the cell's own run (the mitigation's arms come after)
     mitigated: dict[str, Any] = {}
-    if cs.mitigation is not None:  # the same pairs with the case's mitigation (the simulator: tagged prompts)
-        mitigated = bench_mitigation(prepared, cs, getattr(backend, "_sim", backend), cache=cache, out=folder,
-                                     tag=m.backend == "simulated")
+    if cs.mitigation is not None:  # the same pairs with the case's mitigation, the same model
+        mitigated = bench_mitigation(prepared, cs, backend, cache=cache, out=folder)
     verdict = align_groups(prepared.case.stance, res.report.groups)
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
                      str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason,
@@ -172,18 +130,17 @@ def bench_mitigation(prepared: Any, cs: Any, backend: Any, *, cache: Any, out: A
 
     Runs :func:`~ipcausal.study.mitigation.run_case_mitigation` on the cell's prepared case (its
     pairs, scorer, margin and level), cache and folder; an error of the comparison (e.g. every
-    rewrite failed its check) is recorded, not raised, since the cell's own run stands.
+    rewrite failed its check) is recorded, not raised, since the cell's own run stands.  ``tag`` is
+    deprecated (goes in 0.3), as ``run_case_mitigation``'s.
 
     Examples
     --------
+    >>> from ipcausal.backends import get_backend
     >>> from ipcausal.study.bench import CaseSpec
     >>> from ipcausal.study.prepare import prepare_case
-    >>> from ipcausal.testing import SimulatedModel
-    >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
-    >>> from ipcausal.scoring import get_scorer
-    >>> prepared = prepare_case("echo", scorer=get_scorer("essay", rater=SimulatedModel.read), limit=8)
-    >>> got = bench_mitigation(prepared, CaseSpec("echo", limit=8, mitigation="strip"), sim, tag=True,
-    ...                        cache=None, out=None)
+    >>> sim = get_backend("simulated", effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
+    >>> prepared = prepare_case("echo", scorer=sim.answer_scorer, limit=8)
+    >>> got = bench_mitigation(prepared, CaseSpec("echo", limit=8, mitigation="strip"), sim, cache=None, out=None)
     >>> got["mitigation"][0].effect_with, got["mitigation"][0].removed, got["mitigation_error"]
     (0.0, 'not assessed', None)
     """

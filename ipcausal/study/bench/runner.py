@@ -15,11 +15,11 @@ bounded thread pool (``jobs``); the cells of one model run one after another on 
 cell that fails (its backend cannot be built or raises, no pair can be scored …) is recorded with
 its error and the other cells finish.
 
-A ``simulated`` model is the SCM simulator :class:`ipcausal.testing.SimulatedModel` with the
-stated ``effect`` over the case's backgrounds (the k-th background shifts the answer by
-``effect · k``).  The bench tells it each prompt's background (a tag the simulator reads and that
-leaves the prompt's meaning unchanged) and scores its ``"Answer: <v>"`` replies by the number
-``v``, so a dry run works on any case with an interval outcome, offline, in seconds.
+A ``simulated`` model is the backend ``get_backend("simulated", …)`` (the SCM simulator
+:class:`ipcausal.testing.SimulatedModel`) with the stated ``effect`` over the case's backgrounds
+(the k-th background shifts the answer by ``effect · k``); it is told the background each of the
+cell's prompts declares and reads the case's own cues in any other (a mitigated prompt), and its
+``"Answer: <v>"`` replies are scored by the number ``v``, so a dry run works offline, in seconds.
 
 With ``[settings] probe = true`` (or a case's ``probe = true``) each cell is also probed after its
 run — can the model name each prompt's background? — and gets the "can infer / does use" reading

@@ -26,6 +26,7 @@ A non-rejection is never read as removal.  Files written into ``out``: ``mitigat
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -40,21 +41,30 @@ __all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigati
 
 
 def tag_backgrounds(pairs: PairSet) -> PairSet:
-    """Write each prompt's background into it as a ``[background]`` tag (what the simulator reads).
+    """Write each prompt's background into it as a ``[background]`` tag (deprecated; goes in 0.3).
 
-    :class:`~ipcausal.testing.SimulatedModel` infers B from a ``[name]`` tag; the built-in cases'
-    cues (a stated age, a belief, a dialect) mean nothing to it.  A tag in the text is removed by the
-    mitigation ``strip`` (so the simulated effect goes to 0: truly removed) and kept by the others
-    (``markers``, ``dialect``, ``instruct``: the simulated effect stays: truly not removed).
+    The SCM simulator no longer needs it: it reads the built-in cases' own cues (a stated belief or
+    age, culture markers, dialect features), and is told the pairs' backgrounds with
+    ``get_backend("simulated", known=pairs)``.  A tag is removed by the mitigation ``strip`` and
+    kept by the others.
 
     Examples
     --------
-    >>> import ipcausal
+    >>> import ipcausal, warnings
     >>> ps = ipcausal.PairSet.from_records([{"pair_id": 1, "background_i": "young", "background_j": "old",
     ...                                      "x_i": "I am 20.", "x_j": "I am 70."}])
-    >>> tag_backgrounds(ps)["x_j"].iloc[0]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     tag_backgrounds(ps)["x_j"].iloc[0]
     '[old] I am 70.'
     """
+    warnings.warn("tag_backgrounds is deprecated and goes in 0.3: the simulator reads the cases' own cues, "
+                  "or is told the backgrounds with get_backend('simulated', known=pairs)", DeprecationWarning,
+                  stacklevel=2)
+    return _tag(pairs)
+
+
+def _tag(pairs: PairSet) -> PairSet:
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
     df = pairs.to_frame()
@@ -105,8 +115,8 @@ def run_case_mitigation(
     cache : path or ResponseCache, optional
         One response cache for both runs (default ``out/cache.sqlite``, else in memory).
     tag : bool
-        Write each prompt's background into it as a ``[background]`` tag first (:func:`tag_backgrounds`:
-        for the SCM simulator, which reads nothing else).
+        Deprecated (goes in 0.3): write each prompt's background into it as a ``[background]`` tag
+        first; the simulator now reads the cases' own cues (or its ``known`` mapping).
     pairs, scorer, limit, config, unparseable, seed
         Deprecated (until 0.3): the keywords of ``prepare_case``; pass ``prepare_case(case, …)``.
 
@@ -120,9 +130,9 @@ def run_case_mitigation(
     >>> from ipcausal.testing import SimulatedModel
     >>> from ipcausal.scoring import get_scorer
     >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
-    >>> read = get_scorer("essay", rater=SimulatedModel.read)  # the simulator's "Answer: <v>"
-    >>> res = run_case_mitigation(prepare_case("echo", scorer=read, limit=12), sim, "strip", tag=True)
-    >>> g = res.result.groups[0]  # strip removes the tag (and the belief): both prompts become one
+    >>> read = sim.answer_scorer  # the simulator's "Answer: <v>"
+    >>> res = run_case_mitigation(prepare_case("echo", scorer=read, limit=12), sim, "strip")
+    >>> g = res.result.groups[0]  # strip removes the stated belief, the simulator's cue: both prompts become one
     >>> g.effect_without > 1, g.effect_with == 0, g.change_reject, res.status(g)
     (True, True, True, 'not assessed')
     """
@@ -136,11 +146,15 @@ def run_case_mitigation(
         raise TypeError("`backend` must implement ipcausal.backends.Backend")
     if not isinstance(tag, bool):
         raise TypeError(f"`tag` must be True or False, got {tag!r}")
+    if tag:
+        warnings.warn("run_case_mitigation(tag=True) is deprecated and goes in 0.3: the simulator reads the cases' "
+                      "own cues, or is told the backgrounds with get_backend('simulated', known=pairs)",
+                      DeprecationWarning, stacklevel=2)
     prepared = as_prepared(case, dict(zip(PREPARE_KEYS, (pairs, scorer, limit, config, unparseable, seed))),
                            "run_case_mitigation")
     case, ps, config = prepared.case, prepared.pairs, prepared.config
     if tag:
-        ps = tag_backgrounds(ps)
+        ps = _tag(ps)
     if config.n > 1:
         raise ValueError("`config`: the mitigation comparison takes one answer per prompt (n = 1)")
     outdir = Path(out) if out is not None else None

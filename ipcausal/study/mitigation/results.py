@@ -206,7 +206,7 @@ def mitigation_table(res: CaseMitigation) -> str:
     >>> from ipcausal.study.prepare import prepare_case
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("young", "old"))
-    >>> res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip", tag=True)
+    >>> res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip")
     >>> print(mitigation_table(res).splitlines()[0])
     Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped by the rewrite check); interval outcome
     """
