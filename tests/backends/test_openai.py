@@ -12,7 +12,7 @@ pytest.importorskip("openai", reason="needs the openai client: pip install 'ipca
 pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]: pip install 'ipcausal[local]'")
 
 import ipcausal  # noqa: E402
-from _helpers_servers import FaultProxy, free_port, start_llama_server  # noqa: E402
+from _helpers_servers import FaultProxy, free_port  # noqa: E402
 from ipcausal.backends import BackendError, GenerationConfig, Request, Response, get_backend, messages_of  # noqa: E402
 from ipcausal.backends.local import resolve_gguf  # noqa: E402
 from ipcausal.backends.openai_backend import OpenAIBackend  # noqa: E402
@@ -24,9 +24,8 @@ SECRET = "sk-test-SECRET-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-def server() -> str:
-    with start_llama_server(resolve_gguf()) as url:
-        yield url
+def server(llama_server: str) -> str:
+    return llama_server  # the session's server (tests/conftest.py)
 
 
 @pytest.fixture()

@@ -115,12 +115,8 @@ pytest.importorskip("openai", reason="needs the openai client")
 
 
 @pytest.fixture(scope="module")
-def server() -> str:
-    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]")
-    from _helpers_servers import start_llama_server
-
-    with start_llama_server(resolve_gguf(), n_ctx=512) as url:
-        yield url
+def server(llama_server: str) -> str:
+    return llama_server  # the session's server (tests/conftest.py); the context size plays no part here
 
 
 def test_llama_server_echo_logprobs_are_shifted_by_one_token(server, raw_llama) -> None:

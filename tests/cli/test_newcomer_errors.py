@@ -92,18 +92,14 @@ def test_csv_errors_name_the_file_line_not_the_row_index(tmp_path: Path) -> None
         PairSet.read(dup)
 
 
-def test_a_404_without_v1_suggests_the_v1_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_404_without_v1_suggests_the_v1_url(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              request: pytest.FixtureRequest) -> None:
     """A real llama.cpp server (it answers under /v1 only), given a --base-url without /v1."""
     pytest.importorskip("openai")
-    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]")
-    from _helpers_servers import start_llama_server
-
-    from ipcausal.backends.local import resolve_gguf
-
+    v1 = request.getfixturevalue("llama_server")  # the session's server
     pairs = _write(tmp_path / "p.jsonl", _rows(1))
-    with start_llama_server(resolve_gguf()) as v1:
-        url = v1.removesuffix("/v1")  # what the user typed: http://127.0.0.1:PORT
-        rc = main(["run", str(pairs), "--backend", "openai", "--base-url", url, "-o", str(tmp_path / "o.jsonl")])
+    url = v1.removesuffix("/v1")  # what the user typed: http://127.0.0.1:PORT
+    rc = main(["run", str(pairs), "--backend", "openai", "--base-url", url, "-o", str(tmp_path / "o.jsonl")])
     err = capsys.readouterr().err
     assert rc == 2, err
     assert (f"ipcausal run: error: the server at {url} answered HTTP 404 (not found: the URL lacks /v1; "

@@ -19,8 +19,6 @@ pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'ipcausa
 pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]: pip install 'ipcausal[local]'")
 
 import ipcausal  # noqa: E402
-from _helpers_servers import start_llama_server  # noqa: E402
-from ipcausal.backends.local import resolve_gguf  # noqa: E402
 from ipcausal.cli import main  # noqa: E402
 from ipcausal.interop import export_inspect, import_inspect  # noqa: E402
 from ipcausal.pairs import PairSet  # noqa: E402
@@ -73,14 +71,13 @@ def _inspect_dirs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 @pytest.fixture(scope="module")
-def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def eval_log(tmp_path_factory: pytest.TempPathFactory, llama_server: str) -> Path:
     """One real inspect eval (3 pairs x 2 sides x 2 epochs, 6 tokens each) on the exported dataset."""
     tmp = tmp_path_factory.mktemp("inspect")
     dataset = export_inspect(_pairs(), tmp / "dataset.jsonl")
     (tmp / "run_eval.py").write_text(EVAL_SCRIPT)
-    with start_llama_server(resolve_gguf()) as url:
-        proc = subprocess.run([sys.executable, str(tmp / "run_eval.py"), str(dataset), str(tmp / "logs")],
-                              env=_offline_env(tmp, url), capture_output=True, text=True, timeout=300, cwd=tmp)
+    proc = subprocess.run([sys.executable, str(tmp / "run_eval.py"), str(dataset), str(tmp / "logs")],
+                          env=_offline_env(tmp, llama_server), capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     status, location = proc.stdout.split()[-2:]
     assert status == "success", proc.stdout + proc.stderr[-3000:]
@@ -217,7 +214,7 @@ print(json.dumps({"status": logs[0].status, "location": logs[0].location, "summa
 """
 
 
-def test_real_eval_with_early_stopping_and_the_ip_metric(tmp_path: Path) -> None:
+def test_real_eval_with_early_stopping_and_the_ip_metric(tmp_path: Path, llama_server: str) -> None:
     """inspect_ai.eval against llama_cpp.server with IPEarlyStopping and ip_test: the log's metric is
     ipcausal.test on the pairs imported from that log."""
     from inspect_ai.log import read_eval_log
@@ -226,10 +223,9 @@ def test_real_eval_with_early_stopping_and_the_ip_metric(tmp_path: Path) -> None
 
     pairs = demo_pairs("echo", limit=4).write(tmp_path / "echo.jsonl")
     (tmp_path / "run_stop.py").write_text(STOP_SCRIPT)
-    with start_llama_server(resolve_gguf()) as url:
-        proc = subprocess.run([sys.executable, str(tmp_path / "run_stop.py"), str(pairs), str(tmp_path / "logs")],
-                              env=_offline_env(tmp_path, url), capture_output=True, text=True, timeout=400,
-                              cwd=tmp_path)
+    proc = subprocess.run([sys.executable, str(tmp_path / "run_stop.py"), str(pairs), str(tmp_path / "logs")],
+                          env=_offline_env(tmp_path, llama_server), capture_output=True, text=True, timeout=400,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.splitlines()[-1])
     assert out["status"] == "success", proc.stderr[-3000:]

@@ -29,25 +29,20 @@ def _pairs() -> PairSet:
 
 
 @pytest.fixture(scope="module")
-def samples_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``lm_eval --log_samples`` on our exported task, against a real local server, offline."""
+def samples_file(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """``lm_eval --log_samples`` on our exported task, against a real local server (the session's), offline."""
     pytest.importorskip("lm_eval", reason="needs lm-eval (pip install lm-eval), a dev dependency")
-    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]: pip install 'ipcausal[local]'")
-    from _helpers_servers import start_llama_server
-
-    from ipcausal.backends.local import resolve_gguf
-
+    url = request.getfixturevalue("llama_server")
     tmp = tmp_path_factory.mktemp("lm_eval")
     export_lm_eval(_pairs(), tmp / "task", task="colours", max_gen_toks=6)
     env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                HF_HOME=str(tmp / "hf"), XDG_CACHE_HOME=str(tmp / "cache"), NO_PROXY="127.0.0.1,localhost",
                no_proxy="127.0.0.1,localhost", TOKENIZERS_PARALLELISM="false")
-    with start_llama_server(resolve_gguf()) as url:
-        args = [sys.executable, "-m", "lm_eval", "--model", "local-completions", "--model_args",
-                f"model=smollm2,base_url={url}/completions,tokenizer_backend=None,tokenized_requests=False",
-                "--include_path", str(tmp / "task"), "--tasks", "colours", "--log_samples",
-                "--output_path", str(tmp / "out")]
-        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=400, cwd=tmp)
+    args = [sys.executable, "-m", "lm_eval", "--model", "local-completions", "--model_args",
+            f"model=smollm2,base_url={url}/completions,tokenizer_backend=None,tokenized_requests=False",
+            "--include_path", str(tmp / "task"), "--tasks", "colours", "--log_samples",
+            "--output_path", str(tmp / "out")]
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=400, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-4000:]
     (found,) = sorted((tmp / "out").rglob("samples_colours_*.jsonl"))
     return found
