@@ -47,10 +47,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/ipcausal demo --out demo-out
 
-# Two workers (pytest-xdist): a test file, a doc page's blocks and the Ray tests each stay on one worker
-# (tests/conftest.py groups them), and each worker runs llama.cpp, torch and BLAS on one thread.
+# Two workers (pytest-xdist), a test file on one worker (its module fixtures, the doc pages' shared
+# namespaces and the one Ray cluster stay whole); each worker runs llama.cpp, torch and BLAS on one
+# thread (tests/conftest.py).  (`--dist loadgroup` would be finer, but xdist 3.8 cannot group on pytest 9.)
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

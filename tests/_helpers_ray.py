@@ -20,16 +20,10 @@ import time
 from pathlib import Path
 
 import psutil
+from _helpers_servers import free_port
 
 RAY = str(Path(sys.executable).with_name("ray"))
 REPO = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def ray_env() -> dict[str, str]:

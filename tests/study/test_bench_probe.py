@@ -181,22 +181,6 @@ def test_reading_and_cell_probe_checks():
         CellProbe.from_dict([1])
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(300)
-def test_on_ray_the_probe_is_the_same(tmp_path, monkeypatch, ray_cluster):
-    """run_cell is shared: a Ray task probes through the cache actor and gets the same CellProbe."""
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    spec = {**SPEC, "models": [MODELS[0], MODELS[3]], "cases": SPEC["cases"][:1]}
-    here = bench(spec, out=tmp_path / "here", progress=False)
-    there = bench(spec, out=tmp_path / "ray", progress=False, ray=ray_cluster.address)  # the session's cluster
-    assert [c.probe for c in there.cells] == [c.probe for c in here.cells]
-    assert [c.probe.reading for c in there.cells] == ["infers and uses", "neither shown"]
-    assert (tmp_path / "ray" / "bench.csv").read_text() == (tmp_path / "here" / "bench.csv").read_text()
-    puts = (tmp_path / "ray" / "cache" / "infers-uses.puts").read_text().split()
-    assert len(puts) == len(set(puts)) == there.cells[0].sent + there.cells[0].probe.sent  # each asked once
-
-
 def test_a_probe_whose_requests_fail_keeps_the_cell_and_is_retried(tmp_path, monkeypatch, capsys):
     from ipcausal.backends.base import BackendError
     from ipcausal.cli import main

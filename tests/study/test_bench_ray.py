@@ -111,6 +111,28 @@ def test_stopping_the_tests_cluster_leaves_a_users_cluster_running(tmp_path):
         users.stop()
 
 
+#: The probe's bench (tests/study/test_bench_probe.py): a model that infers and uses, one that does neither.
+PROBED = {"settings": {"alpha": 0.05, "seed": 0, "probe": True},
+          "models": [{"name": "infers-uses", "backend": "simulated", "effect": 2.0, "probe_accuracy": 1.0},
+                     {"name": "neither", "backend": "simulated", "effect": 0.0, "seed": 3, "probe_accuracy": 1 / 3}],
+          "cases": [{"name": "education", "limit": 12}]}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_on_ray_the_probe_is_the_same(tmp_path, monkeypatch, ray_cluster):
+    """run_cell is shared: a Ray task probes through the cache actor and gets the same CellProbe."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    here = bench(PROBED, out=tmp_path / "here", progress=False)
+    there = bench(PROBED, out=tmp_path / "ray", progress=False, ray=ray_cluster.address)  # the session's cluster
+    assert [c.probe for c in there.cells] == [c.probe for c in here.cells]
+    assert [c.probe.reading for c in there.cells] == ["infers and uses", "neither shown"]
+    assert (tmp_path / "ray" / "bench.csv").read_text() == (tmp_path / "here" / "bench.csv").read_text()
+    puts = (tmp_path / "ray" / "cache" / "infers-uses.puts").read_text().split()
+    assert len(puts) == len(set(puts)) == there.cells[0].sent + there.cells[0].probe.sent  # each asked once
+
+
 def test_missing_ray_says_how_to_install(monkeypatch):
     from ipcausal.study.bench import require_ray
 

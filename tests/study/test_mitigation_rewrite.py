@@ -12,7 +12,7 @@ from ipcausal.study.mitigation import Mitigation, apply_mitigation, evaluate_mit
 from ipcausal.study.options import RunOptions
 from ipcausal.testing import SimulatedModel
 
-from tests._helpers_backends import ScriptedBackend
+from _helpers_backends import ScriptedBackend
 
 _HEAD, _TAIL = REWRITE_TEMPLATE.split("{text}")
 
