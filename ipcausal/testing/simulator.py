@@ -509,12 +509,21 @@ class SimulatedModel:
     def answer_scorer(self) -> Any:
         """The scorer that reads this model's answers: the number ``v`` of ``"Answer: <v>"`` (interval).
 
-        The optional capability of a backend whose answers a case's own scorer cannot read
-        (:class:`~ipcausal.backends.Backend`): ``ipcausal case`` and the bench score with it.
+        With ``levels=k`` the answers lie in 1..k, so its bound on |Δ| is k − 1 (what a sequential
+        audit needs); otherwise it has none.  The optional capability of a backend whose answers a
+        case's own scorer cannot read (:class:`~ipcausal.backends.Backend`): ``ipcausal case`` and
+        the bench score with it.
+
+        Examples
+        --------
+        >>> SimulatedModel().answer_scorer.bound is None, SimulatedModel(levels=5).answer_scorer.bound
+        (True, 4.0)
         """
         from ipcausal.scoring import get_scorer
 
-        return get_scorer("essay", rater=SimulatedModel.read)
+        if self.levels is None:
+            return get_scorer("essay", rater=SimulatedModel.read)
+        return get_scorer("essay", rater=SimulatedModel.read, bound=self.levels - 1)
 
     @staticmethod
     def read(text: str) -> float:
