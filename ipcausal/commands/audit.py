@@ -36,7 +36,7 @@ HELP = "audit a model with an anytime-valid sequential test: stop sending pairs 
 def register(sub: Any) -> None:
     """Add the ``audit`` sub-command to ``sub``."""
     from ipcausal.scoring import SCORERS, UNPARSEABLE_POLICIES
-    from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal._validate import ALTERNATIVES
     from ipcausal.stats.betting import METHODS
     from ipcausal.study.defaults import AUDIT_BATCH_SIZE as DEFAULT_BATCH_SIZE
     from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator
+from ipcausal._validate import as_generator
 from ipcausal.study.streams import CORRECTIONS, Plan, assemble, decide, feed_batch, next_batch, plan
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE
 from ipcausal.study.groups import validate_cluster, validate_order

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator, choice
+from ipcausal._validate import as_generator, choice
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.results import Report
 from ipcausal.study.test import test

@@ -51,7 +51,7 @@ import pandas as pd
 from ipcausal.outcomes import directed
 from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, check_option_texts, messages_of
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator
+from ipcausal._validate import as_generator
 from ipcausal.study.probe import PROBE_MARKER, read_probe_prompt
 from ipcausal.testing._markers import AMERICAN, BRITISH
 from ipcausal.testing._probe import probe_answer

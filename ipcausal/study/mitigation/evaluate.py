@@ -209,7 +209,7 @@ def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any,
     import ipcausal
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.outcomes import directed
-    from ipcausal.stats._validate import as_generator
+    from ipcausal._validate import as_generator
     from ipcausal.study.compare import compare
     from ipcausal.study.options import Design, TestOptions, given
 
