@@ -44,8 +44,8 @@ def _resolve(dotted: str) -> Any:
     raise ModuleNotFoundError(dotted)
 
 
-def lazy_names(package: str, names: Mapping[str, str],
-               moved: Mapping[str, tuple[str, str]] | None = None) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_names(package: str, names: Mapping[str, str], moved: Mapping[str, tuple[str, str]] | None = None,
+               ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``names`` maps a public name to the module defining it.
 
     A name's module is imported the first time the name is asked for, and the value is then kept

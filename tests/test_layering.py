@@ -98,7 +98,8 @@ REPORT_READS = {"ipcausal.study.results", "ipcausal.study.text", "ipcausal.study
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.report")))
 def test_report_reads_only_the_results_and_their_text(module: str) -> None:
-    bad = {t for t in _internal(GRAPH[module]) - LEAVES if not t.startswith("ipcausal.report") and t not in REPORT_READS}
+    bad = {t for t in _internal(GRAPH[module]) - LEAVES
+           if not t.startswith("ipcausal.report") and t not in REPORT_READS}
     assert not bad, f"{module} imports {bad}: rendering reads the Report (study.results, study.text) only"
     assert "ipcausal" not in GRAPH[module], f"{module} imports the top-level package"
 
@@ -226,7 +227,8 @@ def test_one_json_path() -> None:
 
 
 def test_the_json_check_would_catch_a_cleaner() -> None:
-    src = ("import math\ndef clean(v):\n    if isinstance(v, dict):\n        return {k: clean(x) for k, x in v.items()}\n"
+    src = ("import math\ndef clean(v):\n    if isinstance(v, dict):\n"
+           "        return {k: clean(x) for k, x in v.items()}\n"
            "    return None if isinstance(v, float) and math.isnan(v) else v\n")
     (fn,) = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef)]
     assert _cleans_floats_recursively(fn)

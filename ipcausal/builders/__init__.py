@@ -50,7 +50,6 @@ _LAZY: dict[str, str] = {
     "build_farm": "ipcausal.builders.farm",
     "generate_statements": "ipcausal.builders.farm",
     "read_farm": "ipcausal.builders.farm",
-    "ON_PROBLEM": "ipcausal.builders.manifest",
     "BuildResult": "ipcausal.builders.manifest",
     "Manifest": "ipcausal.builders.manifest",
     "check_record": "ipcausal.builders.manifest",

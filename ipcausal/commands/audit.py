@@ -187,7 +187,8 @@ def main(args: argparse.Namespace) -> int:
         cost = summarize(res.responses, price_input=args.price_input, price_output=args.price_output).cost
     write_outputs(out, res.report, RunRecord(title, res.counts, {}, settings, {}, cost), responses=res.responses,
                   scored=res.scored)
-    write_report(Section(title, res.report, res.counts.to_dict(), settings), out / "report.html", title="ipcausal audit")
+    write_report(Section(title, res.report, res.counts.to_dict(), settings), out / "report.html",
+                 title="ipcausal audit")
     print(str(res.report))
     for line in summary_lines(res, price_input=args.price_input, price_output=args.price_output):
         print(line)

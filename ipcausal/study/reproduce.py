@@ -39,7 +39,8 @@ from ipcausal.pairs import PairSet
 from ipcausal._validate import int_seed
 from ipcausal.study.defaults import CASES
 
-__all__ = ["Reproduction", "reproduce", "released_dir", "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
+__all__ = ["Reproduction", "reproduce", "released_dir",
+           "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
            "SUBJECTIVE_FILES"]
 
 #: The released subjective result files and the model names of the objective files they belong to.
