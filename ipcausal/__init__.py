@@ -6,7 +6,8 @@ the other return types) and the four statistics the README shows; every other st
 result type and the sequential machinery live in :mod:`ipcausal.stats` (``ipcausal.stats.e_holm``,
 ``ipcausal.stats.SignFlipResult`` …), the warnings in :mod:`ipcausal.study.test` and
 :mod:`ipcausal.study.groups`.  The names are imported lazily, so that ``import ipcausal`` (and the
-command line) stays fast.
+command line) stays fast.  A name that left the top level (``ipcausal.e_holm``) is still served, with a
+``DeprecationWarning`` naming its new place (:data:`MOVED`), until 0.3 (CHANGELOG.md).
 
 Examples
 --------
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ipcausal._lazy import lazy_names
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # public name -> module that defines it (the TYPE_CHECKING block below names the same; a test checks)
 _LAZY: dict[str, str] = {
@@ -100,5 +101,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.study.test import test
 
 
+#: Names that left the top level in 0.1, with their new place: served from there, with a
+#: ``DeprecationWarning`` naming it, until 0.3 (not in ``__all__``).
+MOVED: dict[str, tuple[str, str]] = {
+    **{name: (f"ipcausal.stats.{name}", "0.1") for name in (
+        "EMultipleResult", "EquivalenceResult", "MMDTestResult", "MeanCIResult", "PBResult", "SequentialSignResult",
+        "SequentialState", "SequentialTestResult", "SignFlipResult", "SignTestResult", "WestfallYoungResult",
+        "e_bonferroni", "e_holm", "equivalence_test", "mean_ci", "mmd_permutation_test", "sequential_sign_state",
+        "sequential_sign_test", "sequential_state", "sequential_test", "sequential_update", "sign_tests",
+        "similarity_matrices", "westfall_young")},
+    "ClusterWarning": ("ipcausal.study.groups.ClusterWarning", "0.1"),
+    "MonteCarloResolutionWarning": ("ipcausal.study.test.MonteCarloResolutionWarning", "0.1"),
+}
+
 # ``ipcausal.stats`` after a bare ``import ipcausal`` (a submodule, not in __all__)
-__getattr__, __dir__ = lazy_names("ipcausal", {**_LAZY, "stats": "module"})
+__getattr__, __dir__ = lazy_names("ipcausal", {**_LAZY, "stats": "module"}, moved=MOVED)

@@ -60,7 +60,7 @@ def test_graph_is_read() -> None:
 
 
 #: Leaf helpers of the root package that import nothing of ipcausal (checked below), usable by every layer.
-LEAVES = {"ipcausal._lazy", "ipcausal._jsonio"}
+LEAVES = {"ipcausal._lazy", "ipcausal._jsonio", "ipcausal._validate"}
 
 
 def test_leaf_helpers_import_nothing_of_ipcausal() -> None:
@@ -98,7 +98,8 @@ REPORT_READS = {"ipcausal.study.results", "ipcausal.study.text", "ipcausal.study
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.report")))
 def test_report_reads_only_the_results_and_their_text(module: str) -> None:
-    bad = {t for t in _internal(GRAPH[module]) - LEAVES if not t.startswith("ipcausal.report") and t not in REPORT_READS}
+    bad = {t for t in _internal(GRAPH[module]) - LEAVES
+           if not t.startswith("ipcausal.report") and t not in REPORT_READS}
     assert not bad, f"{module} imports {bad}: rendering reads the Report (study.results, study.text) only"
     assert "ipcausal" not in GRAPH[module], f"{module} imports the top-level package"
 
@@ -150,8 +151,8 @@ def test_the_top_level_is_the_study_and_four_statistics() -> None:
     assert stats == {"permutation_test", "sign_test", "adjust_pvalues", "personalization_bias"}
     for name in ("e_holm", "sequential_update", "SignFlipResult", "westfall_young", "sign_tests"):
         assert name not in ipcausal.__all__ and hasattr(ipcausal.stats, name)
-        with pytest.raises(AttributeError, match=name):
-            getattr(ipcausal, name)
+        with pytest.warns(DeprecationWarning, match=f"`ipcausal.{name}` moved to `ipcausal.stats.{name}`"):
+            getattr(ipcausal, name)  # served from its new place until 0.3 (tests/test_deprecations.py)
 
 
 def test_numba_only_in_the_kernels() -> None:
@@ -226,7 +227,116 @@ def test_one_json_path() -> None:
 
 
 def test_the_json_check_would_catch_a_cleaner() -> None:
-    src = ("import math\ndef clean(v):\n    if isinstance(v, dict):\n        return {k: clean(x) for k, x in v.items()}\n"
+    src = ("import math\ndef clean(v):\n    if isinstance(v, dict):\n"
+           "        return {k: clean(x) for k, x in v.items()}\n"
            "    return None if isinstance(v, float) and math.isnan(v) else v\n")
     (fn,) = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef)]
     assert _cleans_floats_recursively(fn)
+
+
+# -- faces and private names (DESIGN.md: "a wing is a package with a face") ---------------------------------
+#
+# The rules, checked on every import of ipcausal/ (imports inside functions included):
+#
+# * A *wing* (a subpackage of the study layer grown from one prefix: WINGS) is used from outside
+#   only through its face, ``ipcausal.study.bench`` / ``ipcausal.study.mitigation`` (their
+#   ``__init__`` names what the rest may use, lazily); a module of a wing is imported from outside
+#   it only where WING_DOORS says why.
+# * Every other package (stats, study, backends, scoring, …) offers its public modules (no ``_``
+#   in the path below the package): ``from ipcausal.stats.permutation import permutation_test``
+#   is fine.  A private module (``ipcausal.stats._kernels``, ``ipcausal.builders._options``) is
+#   imported only by modules inside the package that holds it (the root's private leaves,
+#   ``ipcausal._lazy`` …, by the whole package).
+# * A private name (``_cluster_column``, ``_dir``) is imported only by modules of the same package
+#   (the stats kernels share theirs); never across a package boundary.
+# * ``ipcausal/study/`` holds no file named with a wing's prefix (``bench*``, ``mitigation*``):
+#   the old module names live on as aliases in ``ipcausal/study/__init__.py`` for one release.
+
+#: The wings of the study layer.
+WINGS = ("ipcausal.study.bench", "ipcausal.study.mitigation")
+#: Modules of a wing that modules outside it may import directly, and why.
+WING_DOORS = {
+    "ipcausal.study.bench.report": "the renderers (ipcausal.report) read the BenchReport, a module of the standard "
+                                   "library only, without loading the bench",
+}
+
+
+def _import_statements() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(importer, imported module, names taken from it) for every absolute import of ipcausal/."""
+    out = []
+    for path in PKG.rglob("*.py"):
+        name = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                out += [(name, a.name, ()) for a in node.names if a.name.startswith("ipcausal")]
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("ipcausal"):
+                out.append((name, str(node.module), tuple(a.name for a in node.names)))
+    return out
+
+
+IMPORTS = _import_statements()
+PACKAGES = {_module_name(p) for p in PKG.rglob("__init__.py")}
+
+
+def _is_private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
+def _private_owner(module: str) -> str | None:
+    """The package holding the first private component of ``module`` (None: a public path)."""
+    parts = module.split(".")
+    for k, part in enumerate(parts[1:], start=1):
+        if _is_private(part):
+            return ".".join(parts[:k])
+    return None
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_a_wing_is_used_through_its_face() -> None:
+    bad = set()
+    for importer, module, names in IMPORTS:
+        targets = {module} | {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
+        for wing in WINGS:
+            if _inside(importer, wing):
+                continue
+            bad |= {(importer, t) for t in targets if t.startswith(wing + ".") and t not in WING_DOORS}
+    assert not bad, f"modules of a wing imported from outside it, not through its face: {sorted(bad)}"
+
+
+def test_a_private_module_is_used_only_inside_its_package() -> None:
+    bad = set()
+    for importer, module, names in IMPORTS:
+        targets = {module} | {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
+        for t in targets:
+            owner = _private_owner(t)
+            if owner is not None and not _inside(importer, owner):
+                bad.add((importer, t))
+    assert not bad, f"private modules imported from outside their package: {sorted(bad)}"
+
+
+def _package(module: str) -> str:
+    return module if module in PACKAGES else module.rsplit(".", 1)[0]
+
+
+def test_no_private_name_is_imported_across_a_package_boundary() -> None:
+    bad = {(importer, module, n) for importer, module, names in IMPORTS for n in names
+           if _is_private(n) and f"{module}.{n}" not in MODULES and _package(importer) != _package(module)}
+    assert not bad, f"private names imported from another package: {sorted(bad)}"
+
+
+def test_the_face_checks_would_catch_a_back_door() -> None:
+    assert _private_owner("ipcausal.study.reproduce") is None
+    assert _private_owner("ipcausal.stats._kernels.labels") == "ipcausal.stats"
+    assert _inside("ipcausal.stats.betting", "ipcausal.stats") and not _inside("ipcausal.study.test", "ipcausal.stats")
+    assert set(WINGS) <= PACKAGES and set(WING_DOORS) <= MODULES
+    assert _package("ipcausal.study.cases") == "ipcausal.study" != _package("ipcausal.study.bench.runner")
+
+
+def test_study_has_no_file_named_with_a_wing_prefix() -> None:
+    prefixes = tuple(w.rsplit(".", 1)[1] for w in WINGS)
+    flat = sorted(p.name for p in (PKG / "study").glob("*.py") if p.name.startswith(prefixes))
+    assert not flat, f"ipcausal/study/ has {flat}: a wing's modules live in its package"
+    assert {"leaderboard.py", "casemitigation.py"}.isdisjoint(p.name for p in (PKG / "study").glob("*.py"))

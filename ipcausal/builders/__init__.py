@@ -24,6 +24,7 @@ from ipcausal._lazy import lazy_names
 # public name -> module that defines it; imported on first use, so that importing one builder (or
 # the CLI's choices) does not load them all
 _LAZY: dict[str, str] = {
+    **dict.fromkeys(("ON_PROBLEM", "QUESTION_GENERATORS", "QUESTION_DIRECTIONS"), "ipcausal.builders._options"),
     "build_ambrqa": "ipcausal.builders.ambrqa",
     "build_questions": "ipcausal.builders.questions",
     "read_questions": "ipcausal.builders.questions",
@@ -49,7 +50,6 @@ _LAZY: dict[str, str] = {
     "build_farm": "ipcausal.builders.farm",
     "generate_statements": "ipcausal.builders.farm",
     "read_farm": "ipcausal.builders.farm",
-    "ON_PROBLEM": "ipcausal.builders.manifest",
     "BuildResult": "ipcausal.builders.manifest",
     "Manifest": "ipcausal.builders.manifest",
     "check_record": "ipcausal.builders.manifest",

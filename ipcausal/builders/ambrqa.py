@@ -259,7 +259,7 @@ def build_ambrqa(
     10
     """
     from ipcausal.interventions import compose_with_markers
-    from ipcausal.interventions._util import as_generator
+    from ipcausal._validate import as_generator
 
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise ValueError(f"`limit` must be a positive integer or None, got {limit!r}")
@@ -309,7 +309,7 @@ def build_ambrqa(
         man.counts["opinion_pairs"] = sum(1 for r in records if r["half"] == "opinion")
     if stylish is not None:
         from ipcausal.interventions import swap_markers
-        from ipcausal.interventions._util import country_cues
+        from ipcausal.interventions import country_cues
 
         styled = read_stylish_questions(stylish, manifest=man)
         man.counts["stylish_questions_read"] = len(styled)

@@ -110,7 +110,7 @@ def essay_pairs_from_prompts(
     are built (the demo uses this: its first 20 prompts give the same pairs as all 32).
     """
     from ipcausal.interventions import aae_features, esl_errors, style_transfer
-    from ipcausal.interventions._util import as_generator
+    from ipcausal._validate import as_generator
 
     sty = _parse_styles(styles)
     for name, flag in (("esl_rules", esl_rules), ("aae_rules", aae_rules), ("per_item_seed", per_item_seed)):

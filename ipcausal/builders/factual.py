@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ipcausal.builders.manifest import Manifest
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 
 __all__ = ["DOMAINS", "PAPER_FACTUAL_COUNTS", "read_stylish_questions", "generate_factual_questions"]
 

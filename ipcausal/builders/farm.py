@@ -19,7 +19,7 @@ from typing import Any
 from ipcausal._jsonl import iter_objects
 from ipcausal.builders.manifest import BuildResult, Manifest, belief_allowed, check_record, validate_on_problem
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 
 __all__ = ["SUBSETS", "STATEMENT_DOMAINS", "read_farm", "build_farm", "generate_statements"]
 

@@ -217,7 +217,7 @@ def make_backend(args: argparse.Namespace, *, prefix: str = "", **options: Any) 
 
 def add_test_options(p: argparse.ArgumentParser) -> None:
     """The options of :func:`ipcausal.test`, with its defaults (defined once, in the study layer)."""
-    from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal._validate import ALTERNATIVES
     from ipcausal.stats.multitest import CORRECTIONS
     from ipcausal.stats.permutation import METHODS
     from ipcausal.study.defaults import DEFAULTS, JOINT_CORRECTIONS, OUTCOMES

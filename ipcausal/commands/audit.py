@@ -36,7 +36,7 @@ HELP = "audit a model with an anytime-valid sequential test: stop sending pairs 
 def register(sub: Any) -> None:
     """Add the ``audit`` sub-command to ``sub``."""
     from ipcausal.scoring import SCORERS, UNPARSEABLE_POLICIES
-    from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal._validate import ALTERNATIVES
     from ipcausal.stats.betting import METHODS
     from ipcausal.study.defaults import AUDIT_BATCH_SIZE as DEFAULT_BATCH_SIZE
     from ipcausal.study.defaults import AUDIT_CORRECTIONS as CORRECTIONS
@@ -187,7 +187,8 @@ def main(args: argparse.Namespace) -> int:
         cost = summarize(res.responses, price_input=args.price_input, price_output=args.price_output).cost
     write_outputs(out, res.report, RunRecord(title, res.counts, {}, settings, {}, cost), responses=res.responses,
                   scored=res.scored)
-    write_report(Section(title, res.report, res.counts.to_dict(), settings), out / "report.html", title="ipcausal audit")
+    write_report(Section(title, res.report, res.counts.to_dict(), settings), out / "report.html",
+                 title="ipcausal audit")
     print(str(res.report))
     for line in summary_lines(res, price_input=args.price_input, price_output=args.price_output):
         print(line)

@@ -21,7 +21,7 @@ HELP = "make paired prompts (a PairSet) from a dataset source or your own prompt
 
 
 def _flags(p: argparse.ArgumentParser, *, llm: bool, seed: bool = True) -> None:
-    from ipcausal.builders._options import ON_PROBLEM
+    from ipcausal.builders import ON_PROBLEM
 
     add_out(p, "output PairSet (.jsonl, .csv or .parquet)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: next to OUT, NAME.manifest.json)")
@@ -115,9 +115,9 @@ def register(subparsers: Any) -> None:
 
 
 def _questions_choice(name: str) -> tuple[str, ...]:
-    from ipcausal.builders import _options  # light: the choices without pandas
+    import ipcausal.builders as builders  # light: the face serves the choices without loading a builder
 
-    return tuple(getattr(_options, f"QUESTION_{name}"))
+    return tuple(getattr(builders, f"QUESTION_{name}"))
 
 
 def _no_dataset(p: argparse.ArgumentParser) -> int:

@@ -13,7 +13,7 @@ HELP = "power of a planned study for one background pair, or the smallest number
 
 
 def register(sub: Any) -> None:
-    from ipcausal.stats._validate import ALTERNATIVES
+    from ipcausal._validate import ALTERNATIVES
     from ipcausal.study.defaults import DEFAULTS
     from ipcausal.study.power import POWER_METHODS
 

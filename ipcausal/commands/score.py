@@ -90,7 +90,7 @@ def scorer_name(name: str) -> str:
 
 
 def register(sub: Any) -> None:
-    from ipcausal.scoring._common import UNPARSEABLE_POLICIES
+    from ipcausal.scoring import UNPARSEABLE_POLICIES
 
     p = sub.add_parser("score", help=HELP, description=HELP + ". Unscoreable pairs go to FILE's .dropped.jsonl "
                        "sibling and are counted; a .meta.json sibling holds the counts.")

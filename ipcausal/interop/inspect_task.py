@@ -30,7 +30,7 @@ from inspect_ai.scorer import (Metric, SampleScore, Score, Scorer, Target, Value
 from inspect_ai.solver import Solver, TaskState, generate
 
 from ipcausal.interop._common import SIDES, SideRecord, assemble, pairs_of, side_rows
-from ipcausal.stats._validate import as_generator, choice, open_unit
+from ipcausal._validate import as_generator, choice, open_unit
 
 __all__ = ["ip_task", "ip_test", "mcq_choice", "answer_number", "pairs_from_scores", "SCORERS"]
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal._jsonl import iter_objects
-from ipcausal.stats._validate import choice, open_unit
+from ipcausal._validate import choice, open_unit
 from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.results import Result

@@ -32,7 +32,7 @@ from typing import Any
 
 from ipcausal.interop._common import as_path, pairs_of
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator
+from ipcausal._validate import as_generator
 from ipcausal.stats.results import Result
 
 __all__ = ["export_validation", "import_validation", "cohen_kappa", "Agreement", "ValidationResult",

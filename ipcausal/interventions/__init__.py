@@ -25,6 +25,7 @@ options, names, addresses and the question form survive; declared edits are allo
 from __future__ import annotations
 
 from ipcausal.interventions._llm import GeneratedText
+from ipcausal.interventions._util import COUNTRY_CUES, country_cues, is_question_like
 from ipcausal.interventions.aae import AAE_FEATURES, AAE_SPEC, AAEEdit, AAEResult, aae_features
 from ipcausal.interventions.belief import BELIEF_SPEC, BeliefPair, belief_pair, belief_prompt, belief_statement
 from ipcausal.interventions.compose import (
@@ -51,6 +52,7 @@ from ipcausal.interventions.semantic import MEANING_THRESHOLD, embedding_model_a
 from ipcausal.interventions.style import STYLE_SPEC, STYLES, style_transfer
 
 __all__ = [
+    "COUNTRY_CUES", "country_cues", "is_question_like",
     "AAE_FEATURES", "AAE_SPEC", "AAEEdit", "AAEResult", "aae_features",
     "PROBLEM_KINDS", "Problem", "ProtectedSpan", "check_pair", "protected_spans",
     "DETECTED_VARIETIES", "DetectedFeatures", "detect_features", "target_variety",

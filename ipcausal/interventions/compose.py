@@ -25,7 +25,7 @@ from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.markers import VARIETIES, find_markers, marker_lexicon, swap_markers
 from ipcausal.interventions.semantic import semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 
 __all__ = ["COMPOSE_SPEC", "FRAME_SPEC", "COMPOSE_MIN_SIMILARITY", "MARKER_FRAMES",
            "compose_with_markers", "frame_with_markers"]

@@ -88,6 +88,15 @@ class MarkerSwap:
     articles: tuple[MarkerChange, ...] = field(default_factory=tuple)
 
     @property
+    def changes(self) -> tuple[MarkerChange, ...]:
+        """:attr:`swaps`, under the name it had before 0.1 (deprecated, goes in 0.3)."""
+        import warnings
+
+        warnings.warn("`MarkerSwap.changes` was renamed `MarkerSwap.swaps` in ipcausal 0.1; the old name goes in "
+                      "0.3", DeprecationWarning, stacklevel=2)
+        return self.swaps
+
+    @property
     def edits(self) -> tuple[MarkerChange, ...]:
         """Every edit: the swaps, with each article edit joined to the word after it.
 

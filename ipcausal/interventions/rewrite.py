@@ -32,7 +32,7 @@ from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.neutralize import Neutralized
 from ipcausal.interventions.semantic import semantic_similarity
 from ipcausal.interventions._util import is_question_like
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 
 __all__ = ["REWRITE_TEMPLATE", "REWRITE_SYSTEM", "REWRITE_SIMILARITY", "rewrite_default", "check_rewrite"]
 

@@ -21,7 +21,7 @@ from ipcausal.interventions._util import is_question_like
 from ipcausal.interventions.checks import check_pair
 from ipcausal.interventions.semantic import MEANING_THRESHOLD, semantic_similarity
 from ipcausal.scm import InterventionSpec, check_intervention
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 
 __all__ = ["STYLES", "STYLE_SPEC", "STYLE_TEMPLATES", "style_transfer"]
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator
+from ipcausal._validate import as_generator
 from ipcausal.study.streams import CORRECTIONS, Plan, assemble, decide, feed_batch, next_batch, plan
 from ipcausal.study.defaults import AUDIT_BATCH_SIZE
 from ipcausal.study.groups import validate_cluster, validate_order
@@ -258,3 +258,33 @@ def audit(pairs: Any, *, backend: Any, scorer: Any, settings: AuditSettings | No
     seed = rng if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) else None
     report = assemble(p, opts, model=model, counts=counts, seed=seed)
     return AuditRun(report, responses, PairSet.concat(scored) if scored else None, summary, counts)
+
+
+def _run_audit(pairs: Any, *, backend: Any, scorer: str, bound: float | None = None, rng: Any = None,
+               unparseable: str = "exclude", progress: bool | Any = False, **old: Any) -> AuditRun:
+    """``run_audit`` of 0.1's first releases: its keywords mapped onto :func:`audit`'s objects."""
+    from dataclasses import fields
+
+    from ipcausal.scoring import get_scorer
+
+    made = get_scorer(scorer, backend=old.pop("judge_backend", None), rater=old.pop("rater", None),
+                      embedder=old.pop("embedder", None), k=old.pop("k", None), retries=old.pop("retries", None),
+                      bound=bound)
+    run_keys = {f.name for f in fields(RunOptions)}
+    settings = AuditSettings(**{k: old.pop(k) for k in [f.name for f in fields(AuditSettings)] if k in old})
+    options = RunOptions(**{k: old.pop(k) for k in sorted(run_keys) if k in old})
+    if old:
+        raise TypeError(f"run_audit() got unexpected keyword(s) {sorted(old)}")
+    return audit(pairs, backend=backend, scorer=made, settings=settings, options=options, rng=rng,
+                 unparseable=unparseable, progress=progress)
+
+
+def __getattr__(name: str) -> Any:
+    """``run_audit``, renamed :func:`audit` in 0.1 (its options now travel as AuditSettings/RunOptions)."""
+    if name == "run_audit":
+        from ipcausal._lazy import moved_warning
+
+        moved_warning("ipcausal.study.audit.run_audit", "ipcausal.audit (settings=AuditSettings(...), "
+                      "options=RunOptions(...), scorer=get_scorer(...))", since="0.1")
+        return _run_audit
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

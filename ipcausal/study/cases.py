@@ -6,10 +6,11 @@ A case is a :class:`ipcausal.cases.Case` (the three built-ins, ``culture``, ``ed
 PairSet file built with ``ipcausal build``), scorer, generation settings and test options in a
 :class:`~ipcausal.study.prepare.PreparedCase`; :func:`run_case` runs them through a backend with
 a response cache in the output folder (so a killed run resumes without asking the model again),
-scores them with the case's scorer, tests them with the case's test defaults and writes ``responses.jsonl``, ``pairs.jsonl`` (scored), ``dropped.jsonl`` (if
-any), ``report.json`` and ``meta.json`` (the Report with the run's counts and settings;
-``ipcausal case`` and ``ipcausal demo`` render it as ``report.md``/``report.html`` with
-:mod:`ipcausal.report`, which this module does not import).  :func:`run_demo` runs the
+scores them with the case's scorer, tests them with the case's test defaults and writes
+``responses.jsonl``, ``pairs.jsonl`` (scored), ``dropped.jsonl`` (if any), ``report.json`` and
+``meta.json`` (the Report with the run's counts and settings; ``ipcausal case`` and ``ipcausal
+demo`` render it as ``report.md``/``report.html`` with :mod:`ipcausal.report`, which this module
+does not import).  :func:`run_demo` runs the
 built-in cases on their demo sets with the local model.  Nothing here branches on a case's name:
 what differs between cases is a field of its Case.
 """

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator, choice
+from ipcausal._validate import as_generator, choice
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.results import Report
 from ipcausal.study.test import test
@@ -141,11 +141,12 @@ def differences(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error
     return PairSet.from_frame(out.reset_index(drop=True))
 
 
-#: The options of :func:`ipcausal.test` that :func:`compare` passes on (applied to D).
+#: The keywords compare() took before 0.2 (deprecated: ``options``, ``cluster``, ``rng``).
 TEST_OPTIONS = ("alpha", "correction", "method", "n_resamples", "rng", "alternative", "cluster", "design", "margin")
 
 
-def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", **test_options: Any) -> Report:
+def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", options: Any = None,
+            cluster: str | None = None, rng: int | np.random.Generator | None = None, **test_options: Any) -> Report:
     """Compare two scored runs on the same pairs: per background pair, test D = Δ^a − Δ^b.
 
     H0 per background pair: the two runs' effects are exchangeable per pair (each D_k keeps or
@@ -162,12 +163,17 @@ def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", *
         Names of the runs (default: each run's single ``model``, else ``"a"``/``"b"``).
     on_mismatch : {"error", "intersect"}
         Pair ids in one run only: an error naming some of them, or compare the common pairs.
+    options : TestOptions, optional
+        The options of :func:`ipcausal.test` applied to D (:class:`~ipcausal.study.options.TestOptions`:
+        ``alpha``, ``correction``, ``method``, ``n_resamples``, ``alternative``, ``margin``, ``design``),
+        with ``ipcausal.test``'s defaults: the correction runs over the background pairs, ``margin``
+        asks whether |mean D| < ε is shown (the runs are equivalent).
+    cluster : str, optional
+        A column of ``a`` naming each pair's cluster (whole clusters are flipped).
+    rng : int, numpy.random.Generator or None
+        Randomness of the test.
     **test_options
-        The test options of :func:`ipcausal.test` (:data:`TEST_OPTIONS`: ``alpha``, ``correction``,
-        ``method``, ``n_resamples``, ``rng``, ``alternative``, ``cluster``, ``design``, ``margin``),
-        applied to D with ``ipcausal.test``'s defaults: the correction runs over the background
-        pairs, ``margin`` asks whether |mean D| < ε is shown (the runs are equivalent), ``cluster``
-        names a column of ``a``.  Any other name is a TypeError.
+        Deprecated (until 0.3): the options as keywords (:data:`TEST_OPTIONS`); pass ``options``.
 
     Returns
     -------
@@ -183,23 +189,32 @@ def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", *
     ...                        "x_j": "q'", "score_i": 4, "score_j": 4 - s * (k % 3 == 0), "model": m}
     >>> a = ipcausal.PairSet.from_records(rec(k, 2, "big") for k in range(30))
     >>> b = ipcausal.PairSet.from_records(rec(k, 0, "small") for k in range(30))
-    >>> r = compare(a, b, method="exact")
+    >>> r = compare(a, b, options=ipcausal.TestOptions(method="exact"))
     >>> g = r.groups[0]
     >>> g.model, round(g.effect, 4), g.reject
     ('big − small', -0.6667, True)
     """
-    unknown = sorted(set(test_options) - set(TEST_OPTIONS))
-    if unknown:
-        raise TypeError(f"compare() got unexpected option(s) {', '.join(map(repr, unknown))}; the test options "
-                        f"are {', '.join(TEST_OPTIONS)}")
+    from ipcausal.study.options import Design, TestOptions, given
+
+    if test_options:  # the keywords of 0.1, read until 0.3
+        unknown = sorted(set(test_options) - set(TEST_OPTIONS))
+        if unknown:
+            raise TypeError(f"compare() got unexpected option(s) {', '.join(map(repr, unknown))}; the test options "
+                            f"are {', '.join(TEST_OPTIONS)}")
+        if options is not None:
+            raise TypeError("compare(): give the test options as `options` (a TestOptions) only")
+        warnings.warn(f"compare(a, b, {', '.join(f'{k}=' for k in test_options)}) is deprecated and goes in 0.3; "
+                      "pass options=TestOptions(...) (and cluster=, rng=)", DeprecationWarning, stacklevel=2)
+        kw = dict(test_options)
+        cluster, rng = kw.pop("cluster", cluster), kw.pop("rng", rng)
+        options = TestOptions(**kw)
+    options = given(options, TestOptions, "options")
     a, b = as_pairset(a, name="a"), as_pairset(b, name="b")
     la, lb = _labels(labels, a, b)
     d = differences(a, b, labels=(la, lb), on_mismatch=on_mismatch)
-    from ipcausal.study.options import Design, given
-
-    opts = dict(test_options)
+    opts = options.kwargs()
     opts["design"] = replace(given(opts.get("design"), Design, "design"), outcome="interval")
-    report = test(d, **opts)
+    report = test(d, rng=rng, cluster=cluster, **opts)
     direction = (f"D = Δ({la}) − Δ({lb}) per pair, each Δ = score(background_b) − score(background_a); "
                  "effect = mean(D)")
     return replace(report, direction=direction)

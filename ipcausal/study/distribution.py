@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ipcausal.stats._validate import as_generator, choice, open_unit, positive_int
+from ipcausal._validate import as_generator, choice, open_unit, positive_int
 from ipcausal.stats.distribution import mmd_permutation_test, similarity_matrices
 from ipcausal.stats.multitest import CORRECTIONS
 from ipcausal.stats.null import sample_summary

@@ -53,7 +53,7 @@ def given(value: Any, cls: type, name: str) -> Any:
 
 
 def _positive_int(value: Any, name: str) -> int:
-    from ipcausal.stats._validate import positive_int
+    from ipcausal._validate import positive_int
 
     return int(positive_int(value, name))
 
@@ -116,7 +116,7 @@ def check_margin(value: Any) -> float | None:
 
 def check_alternative(value: Any) -> str | None:
     """A direction of H1 (:data:`ALTERNATIVES`), or ``None`` for the outcome's default."""
-    from ipcausal.stats._validate import choice
+    from ipcausal._validate import choice
 
     return None if value is None else str(choice(value, "alternative", ALTERNATIVES))
 
@@ -170,7 +170,7 @@ class Design:
     strata: str | None = None
 
     def __post_init__(self) -> None:
-        from ipcausal.stats._validate import choice
+        from ipcausal._validate import choice
 
         choice(self.outcome, "outcome", OUTCOMES)
         object.__setattr__(self, "order", check_names(self.order, "order"))
@@ -285,7 +285,7 @@ class AuditSettings:
     order: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        from ipcausal.stats._validate import choice, open_unit
+        from ipcausal._validate import choice, open_unit
         from ipcausal.stats.betting import METHODS
 
         object.__setattr__(self, "alpha", open_unit(self.alpha, "alpha"))
@@ -355,7 +355,7 @@ class TestOptions:
     design: Design | None = None
 
     def __post_init__(self) -> None:
-        from ipcausal.stats._validate import choice, open_unit
+        from ipcausal._validate import choice, open_unit
 
         object.__setattr__(self, "alpha", open_unit(self.alpha, "alpha"))
         if self.design is not None and not isinstance(self.design, Design):

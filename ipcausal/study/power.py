@@ -49,7 +49,7 @@ from scipy import stats as _sps
 
 from ipcausal.outcomes import OUTCOME_KINDS, directed, get_outcome
 from ipcausal.study.defaults import DEFAULTS
-from ipcausal.stats._validate import as_generator, choice, open_unit, seed_from
+from ipcausal._validate import as_generator, choice, open_unit, seed_from
 from ipcausal.stats.sign import binomial_tail
 
 __all__ = ["power", "PowerResult", "POWER_METHODS"]

@@ -31,7 +31,7 @@ from typing import Any
 
 from ipcausal.backends.base import Backend, GenerationConfig, Request, Response, generate_outcomes, messages_of
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import ALTERNATIVES, as_generator, choice, open_unit
+from ipcausal._validate import ALTERNATIVES, as_generator, choice, open_unit
 from ipcausal.stats.binomial import binomial_test
 from ipcausal.stats.results import Result
 

@@ -135,7 +135,8 @@ class RunRecord:
     title : str, optional
         The heading of its report.
     counts : Counts or mapping of str to int
-        As the run reports them (a :class:`Counts` is kept by its labels) (a case: ``pairs``, ``requested``, ``completed``, ``from cache``,
+        As the run reports them (a :class:`Counts` is kept by its labels; a case: ``pairs``,
+        ``requested``, ``completed``, ``from cache``,
         ``failed``, ``unparseable``, ``excluded``, ``scored``; an audit: ``pairs_available``,
         ``pairs_sent`` …; a scored file: ``requested``, ``scored``, ``missing``, ``unparseable``,
         ``failed``, ``zeroed``).

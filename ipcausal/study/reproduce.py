@@ -36,10 +36,11 @@ import pandas as pd
 
 from ipcausal._jsonl import iter_objects
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 from ipcausal.study.defaults import CASES
 
-__all__ = ["Reproduction", "reproduce", "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
+__all__ = ["Reproduction", "reproduce", "released_dir",
+           "load_case1", "load_case1_subjective", "load_case2", "load_case3", "CASES",
            "SUBJECTIVE_FILES"]
 
 #: The released subjective result files and the model names of the objective files they belong to.
@@ -54,7 +55,8 @@ SUBJECTIVE_FILES: dict[str, str] = {
 _STYLE_PAIRS = (("SAE", "ESL"), ("SAE", "AAE"), ("ESL", "AAE"))  # the study's order; Δ = first − second
 
 
-def _dir(released: Any) -> Path:
+def released_dir(released: Any) -> Path:
+    """The folder of the study's released outputs (``case_1/``, ``case_2/``, ``case_3/``), checked."""
     if not isinstance(released, (str, os.PathLike)):
         raise TypeError(f"`released` must be a folder path, got {type(released).__name__}")
     root = Path(released)
@@ -71,7 +73,7 @@ def load_case1(released: str | os.PathLike[str]) -> PairSet:
     Records without an integer rating in 1..5 are skipped (counted in ``unparseable`` of the
     manifest; the released files have none).
     """
-    files = sorted((_dir(released) / "case_1" / "objective_scores").glob("records_answers_*.txt"))
+    files = sorted((released_dir(released) / "case_1" / "objective_scores").glob("records_answers_*.txt"))
     if not files:
         raise FileNotFoundError("`released`: no case_1/objective_scores/records_answers_*.txt")
     rows = []
@@ -95,7 +97,7 @@ def load_case1_subjective(released: str | os.PathLike[str]) -> PairSet:
     Rows whose ``us_score`` or ``uk_score`` is missing or outside [0, 1] (the model's answer
     matched no option) are skipped; :func:`reproduce` reports n per model.
     """
-    folder = _dir(released) / "case_1" / "subjective" / "results"
+    folder = released_dir(released) / "case_1" / "subjective" / "results"
     files = [folder / name for name in SUBJECTIVE_FILES if (folder / name).is_file()]
     if not files:
         raise FileNotFoundError("`released`: no case_1/subjective/results/*.csv")
@@ -125,7 +127,7 @@ def load_case2(released: str | os.PathLike[str]) -> PairSet:
     Pairs are stored as background_i = second style, background_j = first style, so that
     ipcausal's Δ = score_j − score_i equals the study's "SAE−ESL" orientation.
     """
-    folder = _dir(released) / "case_2" / "aes_scores"
+    folder = released_dir(released) / "case_2" / "aes_scores"
     files = sorted(folder.glob("*_sae_results.txt"))
     if not files:
         raise FileNotFoundError("`released`: no case_2/aes_scores/<model>_sae_results.txt")
@@ -153,7 +155,7 @@ def load_case3(released: str | os.PathLike[str]) -> PairSet:
     under the false belief − correct under the true belief.  ``question_id`` (dataset and
     position) is shared by a question's SD and FD rows: the cluster of the two dependent pairs.
     """
-    files = sorted((_dir(released) / "case_3" / "results").glob("results_*.csv"))
+    files = sorted((released_dir(released) / "case_3" / "results").glob("results_*.csv"))
     if not files:
         raise FileNotFoundError("`released`: no case_3/results/results_*.csv")
     rows = []
@@ -357,7 +359,7 @@ def reproduce(
     >>> rep.verdicts().set_index("model").loc["llama2_7b", ["ip", "ip_paper"]].tolist()
     [False, True]
     """
-    root = _dir(released)
+    root = released_dir(released)
     if isinstance(cases, str) or not cases or any(c not in CASES for c in cases):
         raise ValueError(f"`cases` must be a non-empty tuple of {CASES}, got {cases!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:

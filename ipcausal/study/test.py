@@ -20,7 +20,7 @@ import numpy as np
 
 from ipcausal.outcomes import directed, get_outcome, resolve_outcome
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator, choice, open_unit, positive_int, seed_from
+from ipcausal._validate import as_generator, choice, open_unit, positive_int, seed_from
 from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
 from ipcausal.stats.null import null_distribution, sample_summary
 from ipcausal.stats.permutation import METHODS, paper_compat_pvalue_seeded, permutation_test

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.study.results import Report
-from ipcausal.stats._validate import open_unit
+from ipcausal._validate import open_unit
 
 __all__ = ["assert_no_ip", "assert_ip"]
 

@@ -68,7 +68,7 @@ import pandas as pd
 from ipcausal.outcomes import directed
 from ipcausal.backends.base import Choice, GenerationConfig, Request, Response, check_option_texts, messages_of
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import as_generator
+from ipcausal._validate import as_generator
 from ipcausal.study.probe import PROBE_MARKER, probe_prompt, read_probe_prompt
 from ipcausal.testing import _cues
 from ipcausal.testing._markers import AMERICAN, BRITISH

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
-from ipcausal.stats._validate import int_seed
+from ipcausal._validate import int_seed
 from ipcausal.testing._markers import AMERICAN, BRITISH, NEUTRAL_WORDS
 
 __all__ = [

@@ -13,6 +13,7 @@ from ipcausal.stats.equivalence import equivalence_test
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.study.groups import ClusterWarning
 from ipcausal.study.compare import PairMismatchWarning, compare, differences
+from ipcausal.study.options import TestOptions
 
 STYLES = ("SAE", "AAE", "ESL")
 
@@ -40,7 +41,8 @@ def _d(a: pd.DataFrame, b: pd.DataFrame, other: str) -> np.ndarray:
 
 def test_each_group_is_the_paired_sign_flip_test_of_d():
     a, b = _run("big", 0.6, 1), _run("small", 0.1, 2)
-    report = compare(PairSet.from_frame(a), PairSet.from_frame(b), method="exact", correction="holm")
+    report = compare(PairSet.from_frame(a), PairSet.from_frame(b),
+                     options=TestOptions(method="exact", correction="holm"))
     assert [g.group for g in report.groups] == ["SAE vs AAE", "SAE vs ESL"]
     assert {g.model for g in report.groups} == {"big − small"}
     ps = []
@@ -63,16 +65,16 @@ def test_orientation_of_b_does_not_matter():
     flipped.loc[rows, ["background_i", "background_j"]] = flipped.loc[rows, ["background_j", "background_i"]].values
     flipped.loc[rows, ["score_i", "score_j"]] = flipped.loc[rows, ["score_j", "score_i"]].values
     flipped.loc[rows, ["x_i", "x_j"]] = flipped.loc[rows, ["x_j", "x_i"]].values
-    r1 = compare(a, b, method="exact")
-    r2 = compare(a, flipped.sample(frac=1.0, random_state=0), method="exact")
+    r1 = compare(a, b, options=TestOptions(method="exact"))
+    r2 = compare(a, flipped.sample(frac=1.0, random_state=0), options=TestOptions(method="exact"))
     assert [(g.pvalue, g.effect) for g in r1.groups] == [(g.pvalue, g.effect) for g in r2.groups]
 
 
 def test_whole_clusters_flip_together():
     a, b = _run("A", 0.6, 5, questions=True), _run("B", 0.0, 6, questions=True)
     with pytest.warns(ClusterWarning, match="question_id"):  # ipcausal.test's warning reaches the caller
-        compare(a, b, method="exact")
-    report = compare(a, b, method="exact", cluster="question_id")
+        compare(a, b, options=TestOptions(method="exact"))
+    report = compare(a, b, cluster="question_id", options=TestOptions(method="exact"))
     for g, other in zip(report.groups, ("AAE", "ESL")):
         d = _d(a, b, other)
         sums = d.reshape(-1, 2).sum(1)  # two prompts per question, stored in order
@@ -86,7 +88,7 @@ def test_margin_gives_the_equivalence_test_of_d():
     b["model"] = "B"
     rng = np.random.default_rng(0)
     b["score_j"] = b["score_j"] + rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], size=len(b))
-    report = compare(a, b, margin=0.3, method="exact")
+    report = compare(a, b, options=TestOptions(margin=0.3, method="exact"))
     for g, other in zip(report.groups, ("AAE", "ESL")):
         eq = equivalence_test(_d(a, b, other), margin=0.3, method="exact")
         assert g.equivalence.pvalue == pytest.approx(eq.pvalue)
@@ -95,7 +97,7 @@ def test_margin_gives_the_equivalence_test_of_d():
 
 def test_joint_correction_across_background_pairs():
     a, b = _run("A", 0.7, 8), _run("B", 0.0, 9)
-    report = compare(a, b, correction="westfall-young", rng=1, n_resamples=2_000)
+    report = compare(a, b, rng=1, options=TestOptions(correction="westfall-young", n_resamples=2_000))
     assert set(report.omnibus) == {"A − B"}
     assert all(g.pvalue_adjusted >= g.pvalue - 1e-12 for g in report.groups)
 
@@ -121,7 +123,7 @@ def test_mismatched_pair_ids_are_named_or_intersected():
     with pytest.raises(ValueError, match=r"same pair ids \(only in `a`: p0-AAE, p0-ESL, p1-AAE, p1-ESL\)"):
         compare(a, b_short)
     with pytest.warns(PairMismatchWarning, match="4 pairs dropped"):
-        report = compare(a, b_short, on_mismatch="intersect", method="exact")
+        report = compare(a, b_short, on_mismatch="intersect", options=TestOptions(method="exact"))
     assert sum(g.n for g in report.groups) == len(b_short)
     with pytest.raises(ValueError, match="`on_mismatch` must be one of"):
         compare(a, b, on_mismatch="drop")
@@ -170,7 +172,7 @@ def test_compare_runs_with_two_runs_equals_compare():
 
     a, b = _run("A", 0.6, 23, questions=True), _run("B", 0.0, 24, questions=True)
     res = compare_runs({"A": a, "B": b}, method="exact", cluster="question_id")
-    report = compare(a, b, method="exact", cluster="question_id")
+    report = compare(a, b, cluster="question_id", options=TestOptions(method="exact"))
     for g in report.groups:
         assert res[g.group].pvalue == g.pvalue and res[g.group].differences[0] == pytest.approx(g.effect)
         assert res[g.group].n_clusters == g.n_clusters
@@ -194,3 +196,13 @@ def test_compare_runs_validation():
         compare_runs({"A": a, "B": b.assign(pair_id=b.pair_id + "x")})
     with pytest.raises(TypeError, match="`rng` must be None"):
         compare_runs({"A": a, "B": b}, rng=-1)
+
+
+def test_the_test_options_as_keywords_still_work_with_a_warning():
+    """Before 0.2 compare() took ipcausal.test's options as keywords; until 0.3 they work and warn."""
+    a, b = _run("A", 0.5, 18), _run("B", 0.0, 19)
+    with pytest.warns(DeprecationWarning, match=r"compare\(a, b, method=\) is deprecated"):
+        old = compare(a, b, method="exact", rng=3)
+    assert old.to_dict() == compare(a, b, options=TestOptions(method="exact"), rng=3).to_dict()
+    with pytest.raises(TypeError, match="give the test options as `options`"):
+        compare(a, b, method="exact", options=TestOptions())

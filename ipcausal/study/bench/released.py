@@ -80,10 +80,10 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
     from ipcausal.study.compare import compare_runs
     from ipcausal.study.groups import ClusterWarning
     from ipcausal.study.record import RunRecord, write_outputs
-    from ipcausal.study.reproduce import _dir
+    from ipcausal.study.reproduce import released_dir
     from ipcausal.study.test import MonteCarloResolutionWarning, test
 
-    root = _dir(released)
+    root = released_dir(released)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"`alpha` must lie in (0, 1), got {alpha!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

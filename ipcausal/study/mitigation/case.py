@@ -1,8 +1,9 @@
 """A registered case without and with a mitigation, on the same pairs (issue 21 item 2, SPEC §10).
 
 :func:`run_case_mitigation` takes a prepared case (:class:`~ipcausal.study.prepare.PreparedCase`: its
-demo set or given pairs, ``limit``, scorer, ``seed``) as :func:`~ipcausal.study.cases.run_case` does, applies the :class:`~ipcausal.study.mitigation.Mitigation`
-to both prompts of every pair (each rewrite checked with :func:`~ipcausal.interventions.check_pair`:
+demo set or given pairs, ``limit``, scorer, ``seed``) as :func:`~ipcausal.study.cases.run_case` does,
+applies the :class:`~ipcausal.study.mitigation.Mitigation` to both prompts of every pair (each rewrite
+checked with :func:`~ipcausal.interventions.check_pair`:
 a pair whose rewrite may have changed S is reported, counted and left out of *both* runs), runs
 the pairs without and with it through one response cache (``out/cache.sqlite``: a rerun sends
 nothing new), scores both with the case's own scorer, and reports per background pair:

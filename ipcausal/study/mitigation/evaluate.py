@@ -209,7 +209,7 @@ def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any,
     import ipcausal
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.outcomes import directed
-    from ipcausal.stats._validate import as_generator
+    from ipcausal._validate import as_generator
     from ipcausal.study.compare import compare
     from ipcausal.study.options import Design, TestOptions, given
 
@@ -251,7 +251,7 @@ def evaluate_runs(pairs: PairSet, backend: Any, mitigation: Any, *, scorer: Any,
         above = {g.group: g for g in ipcausal.test(w1, rng=gen, **{**base_kw, "alternative": "greater"}).groups}
     ck = {k: tk[k] for k in ("alpha", "correction", "method", "n_resamples") if k in tk}
     c0, c1 = (w0, w1) if interval else (_similarity(w0), _similarity(w1))
-    rc = compare(c1, c0, labels=("with", "without"), rng=gen, cluster=cluster, **ck)
+    rc = compare(c1, c0, labels=("with", "without"), rng=gen, cluster=cluster, options=TestOptions(**ck))
     by0, by1 = {g.group: g for g in r0.groups}, {g.group: g for g in r1.groups}
     groups = []
     for c in rc.groups:

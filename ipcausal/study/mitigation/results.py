@@ -183,6 +183,7 @@ class CaseMitigation:
     def to_dict(self) -> dict[str, Any]:
         r = self.result
         failed = self.checks.loc[~self.checks["trusted"]]
+        reasons = failed["reason"] if "reason" in failed else [None] * len(failed)
         return {"schema": SCHEMA, "case": self.case, "title": self.title, "mitigation": self.mitigation,
                 "instruction": self.instruction, "outcome": self.outcome, "margin": self.margin,
                 "m0": None if directed(self.outcome) else self.m0, "alpha": r.alpha,
@@ -190,8 +191,7 @@ class CaseMitigation:
                 "removal_rule": self.removal_rule(), "n_pairs": r.n_pairs, "n_failed_check": r.n_failed_check,
                 "n_not_undone": r.n_not_undone, "n_compared": r.n_compared, "sent": self.sent,
                 "groups": [{**g.to_dict(), "removed": self.status(g)} for g in r.groups],
-                "failed_pairs": [{"pair_id": str(p), "reason": why} for p, why in
-                                 zip(failed["pair_id"], failed["reason"] if "reason" in failed else [None] * len(failed))]}
+                "failed_pairs": [{"pair_id": str(p), "reason": why} for p, why in zip(failed["pair_id"], reasons)]}
 
     def __str__(self) -> str:
         return mitigation_table(self)
