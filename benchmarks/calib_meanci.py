@@ -90,8 +90,8 @@ def calibrate(reps: int) -> list[dict[str, object]]:
             for i in range(reps):
                 g = np.random.default_rng(i)
                 d = draw(g, n)
-                cov_new += bounded_mean_test(d, bound=c, m0=mu, rng=i).pvalue > ALPHA
-                size_new += equivalence_test(d, margin=mu, bound=c, alpha=ALPHA, rng=i).equivalent
+                cov_new += bounded_mean_test(d, bound=c, m0=mu).pvalue > ALPHA
+                size_new += equivalence_test(d, margin=mu, bound=c, alpha=ALPHA).equivalent
                 kw = _shift_pvalue_routes(d)
                 old = permutation_test(d, rng=i, **kw)
                 cov_old += old.ci_low <= mu <= old.ci_high
@@ -117,7 +117,7 @@ def power(reps: int) -> list[dict[str, object]]:
             new = old = 0
             for i in range(reps):
                 d = draw(np.random.default_rng(10**6 + i), n)
-                new += equivalence_test(d, margin=eps, bound=c, rng=i).equivalent
+                new += equivalence_test(d, margin=eps, bound=c).equivalent
                 kw = _shift_pvalue_routes(d)
                 old += equivalence_test(d, margin=eps, ci_method="shift", rng=i, **kw).equivalent
             rows.append(dict(dist=name, n=n, eps=eps, power_new=new / reps, power_old=old / reps))
@@ -189,7 +189,7 @@ def compare(reps: int) -> list[dict[str, object]]:
             for i in range(reps):
                 d = draw(np.random.default_rng(i), n)
                 y = (d + c) / (2 * c)
-                r = bounded_mean_test(d, bound=c, rng=i)
+                r = bounded_mean_test(d, bound=c)
                 ends = {"betting": ((r.ci_low + c) / (2 * c), (r.ci_high + c) / (2 * c)), "hoeffding": _hoeffding(y, a),
                         "chernoff": _chernoff(y, a), "bentkus": _bentkus(y, a), "anderson": _anderson(y, a)}
                 for k, (lo, hi) in ends.items():

@@ -91,7 +91,8 @@ def equivalence_test(
         ``"shift"`` only: sign vectors for Monte Carlo (``None``: 100,000), shared by both tests
         and the interval.
     rng : int, numpy.random.Generator or None
-        The order of the bets (``"betting"``) or the Monte Carlo sign vectors (``"shift"``).
+        ``"shift"`` only: the Monte Carlo sign vectors (the betting test draws nothing; it bets in
+        the order of ``d``, which must not depend on the values).
 
     Returns
     -------
@@ -102,10 +103,10 @@ def equivalence_test(
     >>> import numpy as np
     >>> from ipcausal.stats import equivalence_test
     >>> d = np.tile([0, 1, -1, 0, 0, 1, -1, 0, 1, 0, -1, 0, 0, 1, -1, 0], 40)  # 0/1 outcomes: |Δ| ≤ 1
-    >>> res = equivalence_test(d, margin=0.1, bound=1, rng=0)
+    >>> res = equivalence_test(d, margin=0.1, bound=1)
     >>> res.equivalent, res.ci_method, res.pvalue < 0.05
     (True, 'betting-fixed-n', True)
-    >>> equivalence_test(np.zeros(20), margin=0.1, bound=1, rng=0).equivalent  # 0.9**20 = 0.12 under mean 0.1
+    >>> equivalence_test(np.zeros(20), margin=0.1, bound=1).equivalent  # 0.9**20 = 0.12 under mean 0.1
     False
     >>> equivalence_test(np.zeros(20), margin=0.1, ci_method="shift").equivalent  # assumes symmetry: wrong here
     True
@@ -123,10 +124,11 @@ def equivalence_test(
         raise ValueError(f"`method` applies to ci_method='shift' only (the betting test has one route); got {method!r}")
     if n_resamples is not None:
         raise ValueError("`n_resamples` applies to ci_method='shift' only (the betting test draws no resamples)")
-    return _betting_tost(d, eps, bound, a_level, rng)
+    seed_from(rng)  # validated (not used: the betting test draws nothing)
+    return _betting_tost(d, eps, bound, a_level)
 
 
-def _betting_tost(d: Any, eps: float, bound: Any, a_level: float, rng: Any) -> EquivalenceResult:
+def _betting_tost(d: Any, eps: float, bound: Any, a_level: float) -> EquivalenceResult:
     from ipcausal.stats.meanci import CI_METHOD, _Scaled, as_bounds, side_ends, side_pvalues, snap
 
     x = as_sample(d, "d", min_size=1)
@@ -134,8 +136,7 @@ def _betting_tost(d: Any, eps: float, bound: Any, a_level: float, rng: Any) -> E
     if not (lo < -eps and eps < hi):
         raise ValueError(f"`margin` ({eps:g}) must be smaller than `bound` ({hi:g}): the mean of Δ lies in "
                          f"[{lo:g}, {hi:g}]")
-    seed = seed_from(rng)
-    sc = _Scaled(x, lo, hi, "d", seed)
+    sc = _Scaled(x, lo, hi, "d")
     probes = (sc.to_y(-eps), sc.to_y(eps))
     p_lower, p_upper, lam = side_pvalues(sc.y, a_level, probes)  # "mean ≤ −ε" by K⁺, "mean ≥ ε" by K⁻
     ci_lo, ci_hi = side_ends(sc, lam, a_level, probes, (True, True))
@@ -147,8 +148,9 @@ def _betting_tost(d: Any, eps: float, bound: Any, a_level: float, rng: Any) -> E
         margin=eps, alpha=a_level, pvalue_lower=p_lower, pvalue_upper=p_upper, ci_low=ci_lo, ci_high=ci_hi,
         confidence_level=1.0 - 2.0 * a_level, method="betting", ci_method=CI_METHOD, n=int(x.size), n_resamples=None,
         null_hypothesis=(f"H0: |mean(Δ)| ≥ {eps:g} for any distribution of Δ on [{lo:g}, {hi:g}] (two one-sided "
-                         f"betting tests at ∓{eps:g}, values independent draws) against H1: |mean(Δ)| < {eps:g}"),
-        bound=hi, seed=seed)
+                         f"betting tests at ∓{eps:g}, values independent draws in an order that does not depend "
+                         f"on them) against H1: |mean(Δ)| < {eps:g}"),
+        bound=hi)
 
 
 def _shift_tost(d: Any, eps: float, a_level: float, method: Any, n_resamples: Any, rng: Any) -> EquivalenceResult:

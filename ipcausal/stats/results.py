@@ -137,7 +137,7 @@ class EquivalenceResult(Result):
     ``confidence_level`` = 1 − 2α) lie inside (−margin, margin).  ``ci_method`` says which
     interval: ``"betting-fixed-n"`` (``method="betting"``: valid for every distribution on
     [−``bound``, ``bound``]) or a sign-flip inversion (the shift model; ``method`` the route of the
-    sign-flip law).  ``seed`` is the order of the bets (betting).
+    sign-flip law).
     """
 
     statistic: float
@@ -156,7 +156,6 @@ class EquivalenceResult(Result):
     n_resamples: int | None
     null_hypothesis: str
     bound: float | None = None
-    seed: int | None = None
 
 
 @dataclass(frozen=True)
