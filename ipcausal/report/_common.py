@@ -74,10 +74,21 @@ def sections_of(sections: Any) -> list[Section]:
     raise TypeError("`sections` must be a Report, a Section or a non-empty list of Sections")
 
 
+def ci_kind(ci_method: str) -> str:
+    """What a group's interval is, in a few words (``GroupResult.ci_method``)."""
+    if ci_method.startswith("betting"):
+        return "CI of the mean"
+    if ci_method.startswith("shift"):
+        return "shift interval"
+    return "CI"
+
+
 def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-group table."""
     effect = effect_name(report)
-    header = ["model", "pair", "n", "test", "method", effect, "95% CI", "p", "p adj", "reject H0"]
+    kinds = {ci_kind(getattr(g, "ci_method", "")) for g in report.groups}
+    header = ["model", "pair", "n", "test", "method", effect, f"95% {kinds.pop() if len(kinds) == 1 else 'CI'}",
+              "p", "p adj", "reject H0"]
     if report.margin is not None:
         header.append(f"|Δ| < {report.margin:g}?")
     rows = []

@@ -16,7 +16,11 @@ Routes to the p-value (``method``):
 * ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.  Numba kernels:
   partial-sum tables for continuous data, popcount for lattice data, 16 resamples at a time
   with AVX-512 where the CPU has it (``docs/performance.md``).
-* ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`).
+* ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`),
+  an approximation that can fall below the exact p (measured in ``docs/statistics.md``).  On a
+  coarse lattice (root-mean-square unit count below 8: ratings, 0/1) it is below the exact p in
+  every measured case, so there ``"saddlepoint"`` takes the exact lattice route (cheap there)
+  and ``method`` says so.
 * ``"auto"`` — exact when cheap (enumeration for n ≤ 16, the DP while n · Σk ≤ 5·10⁷, the FFT
   whenever its work is below the Monte Carlo kernel's), else Monte Carlo.
 
@@ -98,6 +102,15 @@ def lattice_units(a: np.ndarray, *, max_denominator: int = _MAX_DENOMINATOR) -> 
             lookup = ints // g
             return lookup[np.searchsorted(u, a)]
     return None
+
+
+def coarse_lattice(k: np.ndarray) -> bool:
+    """Whether the lattice units are coarse (root-mean-square k below the saddlepoint module's
+    ``HO_MIN_RMS_K``: ratings, 0/1), where ``method="saddlepoint"`` takes the exact route instead."""
+    from ipcausal.stats.saddlepoint import HO_MIN_RMS_K
+
+    kk = np.asarray(k, dtype=np.float64)
+    return bool(kk.size == 0 or float(np.dot(kk, kk)) / kk.size < HO_MIN_RMS_K**2)
 
 
 def agree_at_zero(lo: float, hi: float, p_two: float, alpha: float, tol: float) -> tuple[float, float]:
@@ -325,6 +338,8 @@ def permutation_test(
     k = lattice_units(a)  # every route uses it: routing, the DP, the saddlepoint, the exact-integer MC kernel
     lattice_ok = k is not None and m * int(k.sum()) <= MAX_LATTICE_CELLS
 
+    if method == "saddlepoint" and k is not None and coarse_lattice(k) and (lattice_ok or int(k.sum()) <= MAX_FFT_LENGTH):
+        method = "exact"  # coarse lattices are routed away: the saddlepoint is below the exact p there (measured)
     if method == "saddlepoint":
         from ipcausal.stats.saddlepoint import saddlepoint_pvalue
 

@@ -312,8 +312,17 @@ def test_margin_gives_reject_equivalent_inconclusive() -> None:
     # TOST by the engine on the same data agrees
     ps = pairs(0.05, 300)
     g = ipcausal.test(ps, margin=0.2, method="exact" if False else "monte-carlo", rng=2).groups[0]
-    eq = ipcausal.stats.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2))
-    assert (g.equivalence.verdict == "equivalent") == eq.equivalent
+    eq = ipcausal.stats.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2),
+                                         ci_method="shift")  # no bound known: the shift model's TOST
+    assert (g.equivalence.verdict == "equivalent") == eq.equivalent and g.equivalence.ci_method.startswith("shift")
+    assert g.ci_method.startswith("shift: ")
+    # a declared bound: the betting TOST and interval on the same data (level α for every bounded Δ)
+    clipped = PairSet.from_frame(ps.to_frame().assign(score_j=np.clip(ps.deltas, -2, 2)))
+    gb = ipcausal.test(clipped, margin=0.2, design=ipcausal.Design(bound=2), rng=2).groups[0]
+    eb = ipcausal.stats.equivalence_test(clipped.deltas, margin=0.2, bound=2)
+    assert gb.equivalence.ci_method == gb.ci_method == "betting-fixed-n"
+    assert (gb.equivalence.verdict == "equivalent") == eb.equivalent and gb.equivalence.pvalue == eb.pvalue
+    assert gb.pvalue == g.pvalue or gb.detail.method == "monte-carlo"  # the p is the sign-flip test's either way
     with pytest.raises(ValueError, match="`margin` must be a positive finite"):
         ipcausal.test(ps, margin=0)
 
