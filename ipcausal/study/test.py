@@ -355,7 +355,9 @@ def test(
     margin : float, optional
         An equivalence margin ε > 0 on mean Δ (the smallest effect that matters): each group also
         gets ``equivalence`` = "reject" / "equivalent" (TOST at α: |mean Δ| < ε shown) /
-        "inconclusive".  Failing to reject is never reported as equivalence.
+        "inconclusive" — the betting TOST (level α for every distribution of Δ on [−c, c]) where
+        a bound c on |Δ| is known, else the sign-flip TOST of the shift model.  Failing to reject
+        is never reported as equivalence.
     design : Design, optional
         What the pairs measure and how their backgrounds are arranged
         (:class:`~ipcausal.study.options.Design`, ``ipcausal.Design``): ``outcome`` (which outcome
@@ -365,7 +367,10 @@ def test(
         exchangeable across the levels; unit: the prompt) and ``strata`` (a column naming each
         pair's cue: adds ``Report.strata``, the effect per cue, the pooled test stratified by cue
         and, where each prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`;
-        see :mod:`ipcausal.study.ordered`).
+        see :mod:`ipcausal.study.ordered`) and ``bound`` (a known bound on |Δ|: the interval of
+        mean Δ is then the betting interval, valid for every distribution; without it — and
+        without the ``bound`` column the score step writes — it is the shift interval;
+        ``GroupResult.ci_method`` says which).
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -419,7 +424,8 @@ def test(
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
     per_cue = dict(alpha=st.alpha, correction="none", m0=st.m0, method=method, n_resamples=n_resamples,
-                   alternative=alternative, cluster=cluster, design=Design(outcome=st.outcome, order=dz.order))
+                   alternative=alternative, cluster=cluster,
+                   design=Design(outcome=st.outcome, order=dz.order, bound=dz.bound))
     trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
