@@ -102,6 +102,7 @@ class _Scaled:
             i = int(np.flatnonzero((x < lo - tol) | (x > hi + tol))[0])
             raise ValueError(f"`{name}`: every value must lie in the range [{lo:g}, {hi:g}] of the bound; "
                              f"value {x[i]!r} at index {i}")
+        self.range = (lo, hi)
         self.s = max(abs(lo), abs(hi))
         self.lo, self.hi = lo / self.s, hi / self.s
         self.w = self.hi - self.lo
@@ -111,7 +112,7 @@ class _Scaled:
         return float(np.clip((m / self.s - self.lo) / self.w, 0.0, 1.0))
 
     def from_y(self, e: float) -> float:
-        return float(np.clip((self.lo + e * self.w) * self.s, self.lo * self.s, self.hi * self.s))
+        return float(np.clip((self.lo + e * self.w) * self.s, *self.range))
 
 
 def side_pvalues(y: np.ndarray, a: float, probes: tuple[float, float]) -> tuple[float, float, np.ndarray]:
@@ -127,11 +128,11 @@ def side_pvalues(y: np.ndarray, a: float, probes: tuple[float, float]) -> tuple[
 def side_ends(sc: _Scaled, lam: np.ndarray, a: float, probes: tuple[float, float],
               want: tuple[bool, bool]) -> tuple[float, float]:
     """The interval's ends at one-sided level ``a`` per side (``want``: which sides are computed;
-    the other is the range's end), in the data's units, agreeing with ``rejected`` at ``probes``."""
+    the other is the range's end), in the data's units; the bisection decides ``probes`` first."""
     from ipcausal.stats._kernels import meanci as K
 
     thr = math.log(1.0 / a)
-    lo, hi = sc.lo * sc.s, sc.hi * sc.s
+    lo, hi = sc.range
     if want[0]:
         e = K.crossing(sc.y, lam, 1.0, TRUNCATION, thr, np.array([probes[0]]))[0]
         lo = sc.from_y(e)
