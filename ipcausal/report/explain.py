@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ipcausal.study.text import clean_zero, format_p, named_direction
+from ipcausal.study.text import clean_zero, format_p, interval_kind, named_direction
 from ipcausal.outcomes import is_similarity
 
 __all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
@@ -45,12 +45,9 @@ def _pct(x: float) -> str:
 
 def _kind(g: Any) -> str:
     """The interval's name in a sentence: the mean's own (a bound known) or the shift interval."""
-    how = getattr(g, "ci_method", "") or ""
-    if how.startswith("betting"):
-        return "CI of the mean (valid for any distribution within the bound)"
-    if how.startswith("shift"):
-        return "shift interval (assumes Δ symmetric about its mean; no bound on |Δ| given)"
-    return "CI"
+    short = interval_kind(getattr(g, "ci_method", "") or "")[0]
+    return {"CI of the mean": "CI of the mean (valid for any distribution within the bound)",
+            "shift interval": "shift interval (assumes Δ symmetric about its mean; no bound on |Δ| given)"}.get(short, short)
 
 
 def _group_line(report: Any, g: Any) -> str:
