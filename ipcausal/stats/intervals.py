@@ -154,14 +154,12 @@ def _enum_interval(data: dict[str, Any], alpha: float) -> tuple[float, float]:
 
 
 def _mc_interval(data: dict[str, Any], alpha: float) -> tuple[float, float]:
-    lo_r, hi_r = data["lo"], data["hi"]
-    big_l = lo_r.size
+    big_l = data["s"].size
     j = math.floor(alpha * (big_l + 1) - 1) + 1
     if j <= 0:
         return -math.inf, math.inf
-    hi = float(np.partition(hi_r, big_l - j)[big_l - j])  # j-th largest
-    lo = float(np.partition(lo_r, j - 1)[j - 1])  # j-th smallest
-    return lo, hi
+    hi, lo = K.mc_ends(data["s"], data["n"], data["total"], data["size"], j)  # j-th largest / smallest end
+    return float(lo), float(hi)
 
 
 def _lattice_end(tails: np.ndarray, n_lo: int, tab_lo: int, thr: float, mirror: bool) -> tuple[float, bool]:
@@ -294,13 +292,13 @@ def _mc_law(y: np.ndarray, n: int, scale: float, mean: float, n_resamples: int, 
     bits[:m] = sg_s
     sgn = (bits.reshape(n_words, 64) << np.arange(64, dtype=np.uint64)).sum(axis=1).astype(np.uint64)
     n_zero = n - m
-    from ipcausal.stats._threads import PARALLEL_MIN_WORDS
-    from ipcausal.stats._threads import use_threads as _use_threads
+    from ipcausal.stats._threads import plan, run
 
-    kern = K.mc_subsets_parallel if _use_threads(n_words * n_resamples, None, PARALLEL_MIN_WORDS) else K.mc_subsets
-    t, v = kern(tab, n_words, np.ascontiguousarray(sgn), m, n_zero, n_resamples, seed)
-    hi, lo = K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A (about 28 bytes per resample)
-    data = dict(s=t, n=v, lo=lo, hi=hi)
+    p = plan("continuous-fused", n_words * n_resamples, simd=False)  # byte tables: the threads measured for them
+    t, v = run(p, K.mc_subsets, K.mc_subsets_parallel, tab, n_words, np.ascontiguousarray(sgn), m, n_zero,
+               n_resamples, seed)
+    K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A (12 bytes per resample)
+    data = dict(s=t, n=v, total=float(y.sum()), size=n)
     return SubsetLaw("monte-carlo-inversion", scale, n, mean, data)
 
 
@@ -313,9 +311,9 @@ def _mc_lattice_law(x: np.ndarray, k: np.ndarray, n_resamples: int, seed: int) -
     scale = float(absx.max())
     nonzero = absx / scale > 0
     a = np.ascontiguousarray((absx / scale)[nonzero])
-    simd = simd_ok()  # AVX-512: the nibble pass; else the popcount pass (no counts needed: k only then)
-    data = counts_and_law(x, a, np.sign(x[nonzero]), None if simd else np.asarray(k), (0.0, 0.0, 0.0),
-                          n_resamples, seed, simd)[1]
+    simd = None if simd_ok() else False  # the measured choice: the nibble pass or the popcount pass
+    data = counts_and_law(x, a, np.sign(x[nonzero]), np.asarray(k), (0.0, 0.0, 0.0), n_resamples, seed, simd,
+                          need_counts=False)[1]
     return SubsetLaw("monte-carlo-inversion", scale, x.size, float(data["y"].mean()), data)
 
 

@@ -9,7 +9,8 @@ Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact
 its module docstring describes the state vector),
 :mod:`.labels` (per-prompt background relabelings of :func:`ipcausal.stats.joint.westfall_young`),
 :mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`),
-:mod:`.bootstrap` (cluster sums of the PB bootstrap).  Summary:
+:mod:`.bootstrap` (cluster sums of the PB bootstrap), :mod:`.host` (the CPU model and numba's cache
+folder, for the measured kernel choice of :mod:`ipcausal.stats._threads`).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -51,6 +52,7 @@ from __future__ import annotations
 
 from ipcausal.stats._kernels.bootstrap import draw_counts, gather_sums
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
+from ipcausal.stats._kernels.host import cache_dir, host_cpu
 from ipcausal.stats._kernels.intervals import (
     class_subsets,
     lattice_spectrum,
@@ -58,6 +60,7 @@ from ipcausal.stats._kernels.intervals import (
     lattice_upper_mass,
     lattice_upper_mass_float,
     mc_subsets,
+    mc_ends,
     mc_split,
     mc_subsets_parallel,
 )
@@ -116,7 +119,7 @@ __all__ = [
     "aligned_empty", "nibble_tables", "mc_counts_simd", "mc_counts_simd_parallel",
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
-    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "lattice_spectrum",
+    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "mc_ends", "lattice_spectrum",
     "lattice_tails", "lattice_upper_mass",
     "lattice_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
@@ -124,4 +127,5 @@ __all__ = [
     "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
     "gather_sums", "draw_counts",
     "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
+    "host_cpu", "cache_dir",
 ]

@@ -131,26 +131,94 @@ def mc_subsets_parallel(tab, n_words, sgn, m, n_zero, n_resamples, seed):
 
 @njit(cache=True)
 def mc_split(t, v, total, n):
-    """In place: ``t`` → S_A = (total − T)/2 and ``v`` → N_A = (n − V)/2, the flipped set's sum
-    and size; returns the per-resample ends (max and min of the two sides' means; ±inf when
-    A is empty or everything), whose order statistics are the Monte Carlo interval."""
-    big_l = t.shape[0]
-    hi = np.empty(big_l)
-    lo = np.empty(big_l)
-    for r in range(big_l):
-        s_a = 0.5 * (total - t[r])
-        n_a = (n - v[r]) // 2
-        t[r] = s_a
-        v[r] = n_a
-        if n_a == 0 or n_a == n:
-            hi[r] = np.inf
-            lo[r] = -np.inf
-        else:
-            ma = s_a / n_a
-            mb = (total - s_a) / (n - n_a)
-            hi[r] = max(ma, mb)
-            lo[r] = min(ma, mb)
+    """In place: ``t`` → S_A = (total − T)/2 and ``v`` → N_A = (n − V)/2, the flipped set's sum and size."""
+    for r in range(t.shape[0]):
+        t[r] = 0.5 * (total - t[r])
+        v[r] = (n - v[r]) // 2
+
+
+@njit(cache=True, inline="always")
+def _ends(s_a, n_a, total, n):
+    """One resample's ends (max and min of the two sides' means; ±inf when A is empty or everything).
+    Branch-free, so that a pass over the resamples pipelines its divisions."""
+    edge = (n_a == 0) | (n_a == n)
+    ma = s_a / (1.0 if edge else np.float64(n_a))
+    mb = (total - s_a) / (1.0 if edge else np.float64(n - n_a))
+    return (np.inf if edge else max(ma, mb)), (-np.inf if edge else min(ma, mb))
+
+
+@njit(cache=True)
+def _ends_all(s, nn, total, n):
+    hi = np.empty(s.shape[0])
+    lo = np.empty(s.shape[0])
+    for r in range(s.shape[0]):
+        hi[r], lo[r] = _ends(s[r], nn[r], total, n)
     return hi, lo
+
+
+@njit(cache=True)
+def _select(s, nn, total, n, j):
+    hi, lo = _ends_all(s, nn, total, n)
+    return -np.partition(-hi, j - 1)[j - 1], np.partition(lo, j - 1)[j - 1]
+
+
+@njit(cache=True)
+def mc_ends(s, nn, total, n, j):
+    """The Monte Carlo interval's ends from the resamples' (S_A, N_A): the j-th largest of the
+    per-resample upper ends and the j-th smallest of the lower ends (1-based j; the ends as
+    :func:`_ends` gives them).  Exact order statistics without dividing for every resample: a
+    pass over every 16th resample sets cuts well past the j-th; a second pass keeps (branch-free)
+    every resample whose ends, estimated with a table of reciprocals 1/N_A, may lie beyond a cut
+    by more than the estimate's rounding (about 2 j of them); only their ends are computed
+    exactly and partitioned.  When fewer than j exact ends pass a cut, every end is partitioned."""
+    big_l = s.shape[0]
+    if big_l < 4096 or j > big_l // 8:
+        return _select(s, nn, total, n, j)
+    m = (big_l + 15) // 16
+    sh = np.empty(m)
+    sl = np.empty(m)
+    for i in range(m):
+        h, l_ = _ends(s[16 * i], nn[16 * i], total, n)
+        sh[i] = -h
+        sl[i] = l_
+    rank = min(m - 1, (2 * j) // 16 + 16)
+    cut_h = -np.partition(sh, rank)[rank]  # keep hi >= cut_h
+    cut_l = np.partition(sl, rank)[rank]  # keep lo <= cut_l
+    inv = np.empty(n + 1)
+    inv[0] = 0.0
+    for i in range(1, n + 1):
+        inv[i] = 1.0 / i
+    wide_h = cut_h - 1e-12 * abs(cut_h)  # a·(1/b) is within 2 ulps of a/b: keep a margin of 1e-12
+    wide_l = cut_l + 1e-12 * abs(cut_l)
+    ih = np.empty(big_l + 1, dtype=np.int64)
+    il = np.empty(big_l + 1, dtype=np.int64)
+    nh = 0
+    nl = 0
+    for r in range(big_l):
+        n_a = nn[r]
+        s_a = s[r]
+        edge = (n_a == 0) | (n_a == n)
+        ma = s_a * inv[n_a]
+        mb = (total - s_a) * inv[n - n_a]
+        ih[nh] = r
+        nh += edge | (max(ma, mb) >= wide_h)
+        il[nl] = r
+        nl += edge | (min(ma, mb) <= wide_l)
+    ch = np.empty(nh)
+    cl = np.empty(nl)
+    kh = 0
+    kl = 0
+    for i in range(nh):
+        h, _ = _ends(s[ih[i]], nn[ih[i]], total, n)
+        ch[i] = -h
+        kh += h >= cut_h
+    for i in range(nl):
+        _, l_ = _ends(s[il[i]], nn[il[i]], total, n)
+        cl[i] = l_
+        kl += l_ <= cut_l
+    if kh < j or kl < j or not (np.isfinite(cut_h) and np.isfinite(cut_l)):
+        return _select(s, nn, total, n, j)
+    return -np.partition(ch, j - 1)[j - 1], np.partition(cl, j - 1)[j - 1]
 
 
 @njit(cache=True, inline="always")
