@@ -134,7 +134,7 @@ def test_streamed_replay_equals_the_matrix_replay(m: int) -> None:
     assert np.allclose(got.x, want[1], rtol=1e-12) and list(got.weights) == want[0].tolist()
 
 
-# -- PB: the same draws as the one-matrix bootstrap --------------------------------------------
+# -- PB: the former draws (bootstrap='numpy') as the one-matrix bootstrap --------------------------------------------
 def _pb_reference(v: np.ndarray, b: np.ndarray, c: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
     """The former cluster bootstrap (weights matrix of every resample x cluster), written out."""
     gen = np.random.default_rng(seed)
@@ -158,7 +158,7 @@ def test_chunked_cluster_bootstrap_draws_what_the_matrix_did(monkeypatch: pytest
     b = np.array(["AAE", "ESL", "SAE"])[rng.integers(0, 3, n)]
     c = np.array([f"q{i}" for i in rng.integers(0, 700, n)])
     monkeypatch.setattr(S, "_CHUNK_DRAWS", 5000)  # several chunks of rows
-    res = personalization_bias(v, b, clusters=c, n_resamples=300, rng=11)
+    res = personalization_bias(v, b, clusters=c, n_resamples=300, rng=11, bootstrap="numpy")  # the former draws
     lo, hi = _pb_reference(v, b, c, 300, 11)
     assert res.ci_low == pytest.approx(lo, rel=1e-12) and res.ci_high == pytest.approx(hi, rel=1e-12)
 

@@ -9,7 +9,7 @@ Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact
 its module docstring describes the state vector),
 :mod:`.labels` (per-prompt background relabelings of :func:`ipcausal.stats.joint.westfall_young`),
 :mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`),
-:mod:`.bootstrap` (cluster sums of the PB bootstrap), :mod:`.host` (the CPU model and numba's cache
+:mod:`.bootstrap` (the PB bootstrap: counter-based draws, summed by row or by row type), :mod:`.host` (the CPU model and numba's cache
 folder, for the measured kernel choice of :mod:`ipcausal.stats._threads`).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
@@ -50,7 +50,16 @@ relabeling (P**group ≤ 256) or one pair's split; its contribution is one row o
 
 from __future__ import annotations
 
-from ipcausal.stats._kernels.bootstrap import draw_counts, gather_sums
+from ipcausal.stats._kernels.bootstrap import (
+    MAX_ROWS,
+    boot_indices,
+    boot_sums,
+    boot_sums_parallel,
+    boot_type_sums,
+    boot_type_sums_parallel,
+    draw_counts,
+    gather_sums,
+)
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
 from ipcausal.stats._kernels.host import cache_dir, host_cpu
 from ipcausal.stats._kernels.intervals import (
@@ -125,7 +134,8 @@ __all__ = [
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
     "new_state_vector", "seq_update", "seq_monitor_many",
     "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
-    "gather_sums", "draw_counts",
+    "gather_sums", "draw_counts", "boot_sums", "boot_sums_parallel", "boot_type_sums", "boot_type_sums_parallel",
+    "boot_indices", "MAX_ROWS",
     "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
     "host_cpu", "cache_dir",
 ]
