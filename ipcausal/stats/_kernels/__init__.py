@@ -64,10 +64,10 @@ from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null
 from ipcausal.stats._kernels.host import cache_dir, host_cpu
 from ipcausal.stats._kernels.intervals import (
     class_subsets,
+    fourier_upper_mass,
+    fourier_upper_mass_float,
+    lattice_rows,
     lattice_spectrum,
-    lattice_tails,
-    lattice_upper_mass,
-    lattice_upper_mass_float,
     mc_subsets,
     mc_ends,
     mc_split,
@@ -129,8 +129,7 @@ __all__ = [
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
     "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "mc_ends", "lattice_spectrum",
-    "lattice_tails", "lattice_upper_mass",
-    "lattice_upper_mass_float",
+    "lattice_rows", "fourier_upper_mass", "fourier_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
     "new_state_vector", "seq_update", "seq_monitor_many",
     "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
