@@ -21,7 +21,7 @@ TYPED_MIN_BYTES = 1 << 19  # tables smaller than this stay in cache: drawn rows 
 
 
 def row_types(table: np.ndarray, most: int = MAX_TYPES) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(types, rows)`` with ``table == rows[types]`` (``types`` int32), or ``None`` when the table
+    """``(types, rows)`` with ``table == rows[types]`` (``types`` int16 or int32), or ``None`` when the table
     has more than ``most`` distinct rows.  Columns are coded by their distinct values first (one
     sort per column), so a table of ratings is typed in a few sorts of n numbers."""
     n, cols = table.shape
@@ -36,7 +36,8 @@ def row_types(table: np.ndarray, most: int = MAX_TYPES) -> tuple[np.ndarray, np.
     keys, first, types = np.unique(codes, return_index=True, return_inverse=True)
     if keys.size > most:
         return None
-    return types.ravel().astype(np.int32), np.ascontiguousarray(table[first])
+    small = np.int16 if keys.size <= np.iinfo(np.int16).max else np.int32  # half the cache lines
+    return types.ravel().astype(small), np.ascontiguousarray(table[first])
 
 
 def table_sums(table: np.ndarray, n_resamples: int, seed: int, offset: int = 0) -> np.ndarray:

@@ -117,14 +117,14 @@ def personalization_bias(
         raise ValueError("`backgrounds` is ragged: it must be a flat sequence of labels, one per value") from None
     if b.shape != (v.shape[0],):
         raise ValueError(f"`backgrounds` must have one label per value ({v.shape[0]}), got shape {b.shape}")
-    if any(isinstance(x, (list, tuple, dict, set, np.ndarray)) for x in b):
+    if any(issubclass(t, (list, tuple, dict, set, np.ndarray)) for t in set(map(type, b.tolist()))):
         raise ValueError("`backgrounds` must be a flat sequence of labels (text or numbers), not of lists")
     level = open_unit(confidence_level, "confidence_level")
     n_resamples = positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
     bootstrap = choice(bootstrap, "bootstrap", ("stream", "numpy"))
     gen = as_generator(rng)
 
-    labels = sorted({str(x) for x in b})
+    labels = sorted(set(map(str, b.tolist())))
     if len(labels) < 2:
         raise ValueError(f"`backgrounds` must name at least two backgrounds, got {labels}")
     if n_resamples * len(labels) * v.shape[1] > MAX_BOOTSTRAP_CELLS:
@@ -175,6 +175,14 @@ def _row_chunks(n_resamples: int, width: int) -> list[tuple[int, int]]:
     return [(r, min(step, n_resamples - r)) for r in range(0, n_resamples, step)]
 
 
+def _codes(c: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each label's index among the sorted distinct labels (as text), as ``np.unique(c.astype(str),
+    return_inverse=True)`` gives it, by hashing (no sort of every label)."""
+    text = list(map(str, c.tolist()))
+    index = {v: i for i, v in enumerate(sorted(set(text)))}
+    return np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text)), len(index)
+
+
 def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, clusters: Any, n_resamples: int,
                        gen: np.random.Generator, bootstrap: str = "stream") -> np.ndarray:
     """Per-background means (B, U, dims) over resamples of whole clusters (drawn with replacement).
@@ -193,8 +201,7 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
     c = np.asarray(clusters, dtype=object)
     if c.shape != (v.shape[0],):
         raise ValueError(f"`clusters` must have one label per value ({v.shape[0]}), got shape {c.shape}")
-    ids = np.unique(c.astype(str), return_inverse=True)[1].ravel()
-    n_c = int(ids.max()) + 1
+    ids, n_c = _codes(c)
     dims = v.shape[1]
     table = np.zeros((n_c, n_labels * (1 + dims)))  # per cluster: counts of each background, then totals
     for u in range(n_labels):
