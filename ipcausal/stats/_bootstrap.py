@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
+from ipcausal.stats import _small
 from ipcausal.stats._threads import n_threads
+
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["table_sums", "within_means", "row_types", "PARALLEL_MIN_DRAWS", "MAX_TYPES", "TYPED_MIN_BYTES"]
 
@@ -45,6 +48,8 @@ def table_sums(table: np.ndarray, n_resamples: int, seed: int, offset: int = 0) 
     replacement (resample r from generator ``offset + r`` of the stream ``seed``)."""
     table = np.ascontiguousarray(table, dtype=np.float64)
     n = table.shape[0]
+    if n <= _small.BOOT_ROWS:  # numpy, bit-identical: spares a short run numba's first dispatch
+        return _small.boot_sums(table, n_resamples, seed, offset)
     if n > K.MAX_ROWS:
         raise ValueError(f"the bootstrap draws from at most {K.MAX_ROWS:,} rows, got {n:,}")
     parallel = n_resamples * n >= PARALLEL_MIN_DRAWS and n_threads() > 1

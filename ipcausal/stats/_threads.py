@@ -32,9 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "PARALLEL_MIN_WORDS", "PARALLEL_MIN_WORDS_SIMD", "FAMILIES", "KERNELS", "Plan", "choose", "plan",
-    "use_threads", "n_threads", "run", "forced", "cache_file", "cache_key", "load_timings", "reset",
+    "use_threads", "n_threads", "run", "forced", "cache_file", "cache_key", "load_timings", "reset", "simd_ok",
 ]
 
 # the former rule (no measurement for this CPU): work (resamples x words of 64 signs) below which
@@ -70,6 +72,27 @@ class Plan:
     @property
     def name(self) -> str:
         return f"{self.kernel}:{self.threads}"
+
+
+@functools.cache
+def simd_ok() -> bool:
+    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
+    from ipcausal.stats import _kernels as K
+
+    if not K.simd_available():
+        return False
+    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
+        tab, n_words = K.nibble_tables(np.ones(3))
+        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
+        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
+        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
+    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
+        import warnings
+
+        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
+                      RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 def n_threads() -> int:
@@ -239,11 +262,8 @@ def plan(family: str, work: int, *, threads: int | None = None, simd: bool | Non
 
     ``simd`` / ``threads`` given by the caller (tests, benchmarks) win; then ``IPCAUSAL_KERNEL``;
     then this CPU's measured timings; then the former rule.  ``simd=None`` means: AVX-512 allowed
-    where it runs (:func:`ipcausal.stats.fused.simd_ok`); ``threads``: 1 the serial kernel, 2+ the
-    parallel one.
+    where it runs (:func:`simd_ok`); ``threads``: 1 the serial kernel, 2+ the parallel one.
     """
-    from ipcausal.stats.fused import simd_ok
-
     usable = simd is not False and simd_ok()
     kernels: tuple[str, ...] = ("avx512",) if simd else (KERNELS if usable else ("portable",))
     env = forced() if simd is None else None

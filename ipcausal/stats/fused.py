@@ -13,34 +13,15 @@ the interval is the one :mod:`ipcausal.stats.intervals` builds from
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from ipcausal.stats import _kernels as K
-from ipcausal.stats._kernels import fused as F
-from ipcausal.stats._threads import Plan, plan, run
+from ipcausal._lazy import lazy_module
+from ipcausal.stats._threads import Plan, plan, run, simd_ok
+
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
+F = lazy_module("ipcausal.stats._kernels.fused")
 
 __all__ = ["counts_and_law", "lattice_counts", "lattice_segments", "simd_ok"]
-
-
-@functools.cache
-def simd_ok() -> bool:
-    """Whether the AVX-512 kernels run here (checked once: CPU flags, then one tiny call each)."""
-    if not K.simd_available():
-        return False
-    try:  # compiling the intrinsics is the real test (an LLVM without them fails)
-        tab, n_words = K.nibble_tables(np.ones(3))
-        K.mc_counts_simd(tab, n_words, 0.0, 0.0, 0.0, 16, 1)
-        seg = K.popcount_segments(np.ones(3, dtype=np.int64))
-        K.mc_counts_popcount_simd(K.segment_starts(seg[0], 1), seg[1], seg[2], 1, 3, 3, 16, 1)
-    except Exception as exc:  # depends on the CPU and LLVM (tested by monkeypatching)
-        import warnings
-
-        warnings.warn(f"AVX-512 kernel unavailable ({exc}); using the portable one",
-                      RuntimeWarning, stacklevel=3)
-        return False
-    return True
 
 
 def lattice_segments(k: np.ndarray | None, signs: np.ndarray, order: np.ndarray,

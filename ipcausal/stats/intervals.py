@@ -35,10 +35,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import fft as _fft  # faster than numpy's FFT on these shapes
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
+from ipcausal.stats import _small
 from ipcausal.stats._validate import mean_sd
+
+_fft = lazy_module("scipy.fft")  # faster than numpy's FFT on these shapes; imported on first use
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["law", "SubsetLaw"]
 
@@ -270,7 +273,9 @@ def _build(x: np.ndarray, route: str, *, lattice: np.ndarray | None = None, n_re
 
 
 def _enum_law(vals: np.ndarray, cnts: np.ndarray, n: int, scale: float, mean: float) -> SubsetLaw:
-    s, nn, w = K.class_subsets(np.ascontiguousarray(vals), np.ascontiguousarray(cnts.astype(np.int64)))
+    small = float(np.prod(cnts + 1.0)) <= _small.CLASS_SUBSETS  # numpy, bit-identical (no numba dispatch)
+    s, nn, w = (_small.class_subsets if small else K.class_subsets)(
+        np.ascontiguousarray(vals), np.ascontiguousarray(cnts.astype(np.int64)))
     keep = nn > 0
     means = s[keep] / nn[keep]
     order = np.argsort(means, kind="stable")

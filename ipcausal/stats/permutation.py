@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal._lazy import lazy_module
 from ipcausal.stats.results import SignFlipResult
-from ipcausal.stats import _kernels as K
+from ipcausal.stats import _small
 from ipcausal.stats._threads import plan, run
 from ipcausal.stats.fused import counts_and_law, lattice_counts, lattice_segments, simd_ok
 from ipcausal.stats._validate import (
@@ -47,6 +48,8 @@ from ipcausal.stats._validate import (
     positive_int,
     seed_from,
 )
+
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["permutation_test", "lattice_units", "METHODS", "paper_compat_pvalue"]
 
@@ -324,7 +327,10 @@ def permutation_test(
             p = _exact_lattice(k, signs, alternative)
             return SignFlipResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common,
                                   **interval("lattice", k))
-        counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
+        if m <= _small.ENUMERATION_N:  # numpy, bit-identical: spares a short run numba's first dispatch
+            counts = _small.enumeration_counts(a, m, t_obs, eps)
+        else:
+            counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
         p = _pick(counts, alternative) / float(1 << m)
         return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common,
                               **interval("exact", k))

@@ -6,10 +6,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special as _special
 
+from ipcausal._lazy import lazy_module
 from ipcausal.stats import _bootstrap
-from ipcausal.stats import _kernels as K
 from ipcausal.stats.results import MeanCIResult, PBResult
 from ipcausal.stats._validate import (
     MAX_RESAMPLES,
@@ -22,6 +21,9 @@ from ipcausal.stats._validate import (
     positive_int,
     seed_from,
 )
+
+_special = lazy_module("scipy.special")  # imported on first use (mean_ci only)
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 #: Largest bootstrap table (resamples x backgrounds x dimensions) kept in memory: 2 GiB of float64.
 MAX_BOOTSTRAP_CELLS = 2**28
