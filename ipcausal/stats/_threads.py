@@ -115,8 +115,11 @@ def run(p: Plan, serial: Any, parallel: Any, *args: Any) -> Any:
         return serial(*args)
     import numba
 
+    most = int(numba.config.NUMBA_NUM_THREADS)
+    if most < 2:  # numba has one thread: the parallel kernel would run serially anyway
+        return serial(*args)
     now = numba.get_num_threads()
-    want = max(2, min(p.threads, int(numba.config.NUMBA_NUM_THREADS)))
+    want = max(2, min(p.threads, most))
     if want == now:
         return parallel(*args)
     numba.set_num_threads(want)
