@@ -192,7 +192,8 @@ def measure(step: str, path: Path, extra: str = "") -> dict[str, Any]:
     return out
 
 
-_PB = """
+#: PB's benchmark data (also bench_speed.py's): 400,000 ratings of three backgrounds in n_c prompts
+PB_DATA = """
 import time, json, numpy as np
 from ipcausal import personalization_bias
 rng = np.random.default_rng(1)
@@ -201,6 +202,8 @@ v = rng.integers(1, 7, n).astype(float)
 b = np.array(["SAE", "AAE", "ESL"])[rng.integers(0, 3, n)]
 c = np.array([f"q{{i}}" for i in rng.integers(0, n_c, n)], dtype=object)
 personalization_bias(v[:3000], b[:3000], clusters=c[:3000], rng=0)  # compiled, cached
+"""
+_PB = PB_DATA + """
 t0 = time.perf_counter()
 personalization_bias(v, b, clusters=c, rng=3)  # the counter-based stream inside the kernels (the default)
 dt = time.perf_counter() - t0

@@ -33,6 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import fmt_time, interleaved, load, machine, run_python  # noqa: E402
+from bench_scale import PB_DATA, generate_interval  # noqa: E402
 
 OUT = HERE / "SPEED.txt"
 ROWS: list[str] = []
@@ -77,15 +78,7 @@ def bench_exact(args: argparse.Namespace) -> None:
         verdict(t["both"]["min"], 0.100, "s"))
 
 
-_PB = """
-import json, time, numpy as np
-from ipcausal import personalization_bias
-rng = np.random.default_rng(1)
-n, n_c = 400_000, {n_c}
-v = rng.integers(1, 7, n).astype(float)
-b = np.array(["SAE", "AAE", "ESL"])[rng.integers(0, 3, n)]
-c = np.array([f"q{{i}}" for i in rng.integers(0, n_c, n)], dtype=object)
-personalization_bias(v[:3000], b[:3000], clusters=c[:3000], rng=0)  # kernels loaded
+_PB = PB_DATA + """
 out = {{}}
 for name, kw in (("stream", {{}}), ("numpy", {{"bootstrap": "numpy"}})) * 2:
     if name == "numpy" and n_c > 20_000:
@@ -132,8 +125,6 @@ for ct, what in sorted(rows, reverse=True)[:12]:
 
 
 def bench_big(args: argparse.Namespace) -> None:
-    from bench_scale import generate_interval
-
     with tempfile.TemporaryDirectory(prefix="ipcausal-speed-") as tmp:
         path = generate_interval(1_000_000, Path(tmp), "likert")["jsonl"]
         mb = path.stat().st_size / 2**20
