@@ -166,14 +166,24 @@ def _select(s, nn, total, n, j):
 
 
 @njit(cache=True)
+def _beyond(s, nn, total, n, cut_h, cut_l):
+    """Per resample, bit 0: its upper end is ≥ ``cut_h``; bit 1: its lower end is ≤ ``cut_l``
+    (no data-dependent store, so LLVM vectorizes the divisions)."""
+    flags = np.empty(s.shape[0], dtype=np.uint8)
+    for r in range(s.shape[0]):
+        h, l_ = _ends(s[r], nn[r], total, n)
+        flags[r] = np.uint8(h >= cut_h) | (np.uint8(l_ <= cut_l) << np.uint8(1))
+    return flags
+
+
+@njit(cache=True)
 def mc_ends(s, nn, total, n, j):
     """The Monte Carlo interval's ends from the resamples' (S_A, N_A): the j-th largest of the
     per-resample upper ends and the j-th smallest of the lower ends (1-based j; the ends as
-    :func:`_ends` gives them).  Exact order statistics without dividing for every resample: a
-    pass over every 16th resample sets cuts well past the j-th; a second pass keeps (branch-free)
-    every resample whose ends, estimated with a table of reciprocals 1/N_A, may lie beyond a cut
-    by more than the estimate's rounding (about 2 j of them); only their ends are computed
-    exactly and partitioned.  When fewer than j exact ends pass a cut, every end is partitioned."""
+    :func:`_ends` gives them).  Exact order statistics without holding every end: a pass over
+    every 16th resample sets cuts well past the j-th; a vectorized pass flags the resamples
+    beyond a cut (about 2 j of them); only their ends are kept and partitioned.  When fewer
+    than j pass a cut, every end is partitioned."""
     big_l = s.shape[0]
     if big_l < 4096 or j > big_l // 8:
         return _select(s, nn, total, n, j)
@@ -187,41 +197,27 @@ def mc_ends(s, nn, total, n, j):
     rank = min(m - 1, (2 * j) // 16 + 16)
     cut_h = -np.partition(sh, rank)[rank]  # keep hi >= cut_h
     cut_l = np.partition(sl, rank)[rank]  # keep lo <= cut_l
-    inv = np.empty(n + 1)
-    inv[0] = 0.0
-    for i in range(1, n + 1):
-        inv[i] = 1.0 / i
-    wide_h = cut_h - 1e-12 * abs(cut_h)  # a·(1/b) is within 2 ulps of a/b: keep a margin of 1e-12
-    wide_l = cut_l + 1e-12 * abs(cut_l)
-    ih = np.empty(big_l + 1, dtype=np.int64)
-    il = np.empty(big_l + 1, dtype=np.int64)
+    flags = _beyond(s, nn, total, n, cut_h, cut_l)
+    idx = np.empty(big_l + 1, dtype=np.int64)  # the flagged resamples, compacted branch-free
+    k = 0
+    for r in range(big_l):
+        idx[k] = r
+        k += flags[r] != 0
+    ch = np.empty(k + 1)
+    cl = np.empty(k + 1)
     nh = 0
     nl = 0
-    for r in range(big_l):
-        n_a = nn[r]
-        s_a = s[r]
-        edge = (n_a == 0) | (n_a == n)
-        ma = s_a * inv[n_a]
-        mb = (total - s_a) * inv[n - n_a]
-        ih[nh] = r
-        nh += edge | (max(ma, mb) >= wide_h)
-        il[nl] = r
-        nl += edge | (min(ma, mb) <= wide_l)
-    ch = np.empty(nh)
-    cl = np.empty(nl)
-    kh = 0
-    kl = 0
-    for i in range(nh):
-        h, _ = _ends(s[ih[i]], nn[ih[i]], total, n)
-        ch[i] = -h
-        kh += h >= cut_h
-    for i in range(nl):
-        _, l_ = _ends(s[il[i]], nn[il[i]], total, n)
-        cl[i] = l_
-        kl += l_ <= cut_l
-    if kh < j or kl < j or not (np.isfinite(cut_h) and np.isfinite(cut_l)):
+    for q in range(k):
+        r = idx[q]
+        f = flags[r]
+        h, l_ = _ends(s[r], nn[r], total, n)
+        ch[nh] = -h
+        nh += f & 1
+        cl[nl] = l_
+        nl += f >> 1
+    if nh < j or nl < j:  # an unlucky sample
         return _select(s, nn, total, n, j)
-    return -np.partition(ch, j - 1)[j - 1], np.partition(cl, j - 1)[j - 1]
+    return -np.partition(ch[:nh], j - 1)[j - 1], np.partition(cl[:nl], j - 1)[j - 1]
 
 
 @njit(cache=True, inline="always")
