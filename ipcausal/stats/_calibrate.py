@@ -3,11 +3,12 @@
 :func:`calibrate` (run by ``python -m ipcausal._warm``, i.e. by ``make install``) times each family's
 variants — AVX-512 (where it runs) and portable kernels, on 1 thread and on 2, 4, … up to numba's
 thread count — on small calibration inputs: n = 1,650 differences (continuous, and ratings on
-−4..4 for the lattice families) at two sizes, L = 16,384 and 131,072 resamples.  The rounds are
-interleaved in a shuffled order, so a burst of load from another process touches every variant
-alike, and each variant keeps its lower quartile (the second best of five rounds): robust to a
-round that lost its core to another process, yet it still shows a parallel variant that waits for
-a busy core most of the time.  ``ROUNDS`` rounds, or ``MIN_ROUNDS`` once ``BUDGET_S`` seconds
+−4..4 for the lattice families) at two sizes, L = 16,384 and 65,536 resamples (short jobs: on a
+busy machine fewer of them lose their core half-way).  The rounds are interleaved in a shuffled
+order, so a burst of load from another process touches every variant alike, and each variant
+keeps its lower quartile (the third best of nine rounds): robust to rounds that lost their core
+to another process, yet it still shows a parallel variant that waits for a busy core most of the
+time.  ``ROUNDS`` rounds, or ``MIN_ROUNDS`` once ``BUDGET_S`` seconds
 have passed (a loaded machine).  The timings go to the cache file of
 :func:`ipcausal.stats._threads.cache_file` (beside numba's cache), under this CPU's
 :func:`ipcausal.stats._threads.cache_key`; other CPUs' entries in the file are kept.
@@ -30,9 +31,9 @@ from ipcausal.stats import _threads as T
 __all__ = ["calibrate", "measure", "variants", "describe", "CAL_N", "CAL_SIZES"]
 
 CAL_N = 1650  # differences of the calibration inputs (26 words of 64 signs)
-CAL_SIZES = (16_384, 131_072)  # resamples: below and above where a second thread starts to pay on 2 cores
-ROUNDS = 5
-MIN_ROUNDS = 3
+CAL_SIZES = (16_384, 65_536)  # resamples: short jobs, so that fewer of them lose their core mid-way
+ROUNDS = 9
+MIN_ROUNDS = 5
 BUDGET_S = 10.0
 
 
