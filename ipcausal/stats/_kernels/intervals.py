@@ -198,8 +198,11 @@ def mc_ends(s, nn, total, n, j):
     cut_h = -np.partition(sh, rank)[rank]  # keep hi >= cut_h
     cut_l = np.partition(sl, rank)[rank]  # keep lo <= cut_l
     flags = _beyond(s, nn, total, n, cut_h, cut_l)
-    idx = np.empty(big_l + 1, dtype=np.int64)  # the flagged resamples, compacted branch-free
     k = 0
+    for r in range(big_l):
+        k += flags[r] != 0
+    idx = np.empty(k + 1, dtype=np.int64)  # the flagged resamples, compacted branch-free (O(j) memory;
+    k = 0                                      # the spare last slot takes the writes past the last one)
     for r in range(big_l):
         idx[k] = r
         k += flags[r] != 0
