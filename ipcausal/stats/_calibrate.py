@@ -46,7 +46,7 @@ def variants(simd: bool, max_threads: int) -> list[str]:
 
 def _jobs(n: int) -> dict[str, Callable[[str, int], Any]]:
     """Per family, ``job(variant, L)``: one call of that family's kernel on the calibration input."""
-    from ipcausal.stats.fused import counts_and_law
+    from ipcausal.stats.fused import counts_and_ends
     from ipcausal.stats.permutation import _mc_counts, lattice_units
 
     rng = np.random.default_rng(33)
@@ -71,7 +71,7 @@ def _jobs(n: int) -> dict[str, Callable[[str, int], Any]]:
 
     def cont_fused(v: str, big_l: int) -> Any:
         simd, th = parse(v)
-        return counts_and_law(x, a, s, None, bounds, big_l, 1, simd, threads=th)
+        return counts_and_ends(x, a, s, None, bounds, big_l, 1, simd, big_l // 40, threads=th)
 
     def lat(v: str, big_l: int) -> Any:
         simd, th = parse(v)
@@ -79,7 +79,7 @@ def _jobs(n: int) -> dict[str, Callable[[str, int], Any]]:
 
     def lat_fused(v: str, big_l: int) -> Any:
         simd, th = parse(v)
-        return counts_and_law(xl, al, sl, k, (0.0, 0.0, 0.0), big_l, 1, simd, threads=th)
+        return counts_and_ends(xl, al, sl, k, (0.0, 0.0, 0.0), big_l, 1, simd, big_l // 40, threads=th)
 
     return {"continuous": cont, "continuous-fused": cont_fused, "lattice": lat, "lattice-fused": lat_fused}
 

@@ -37,7 +37,7 @@ from ipcausal._lazy import lazy_module
 from ipcausal.stats.results import SignFlipResult
 from ipcausal.stats import _small
 from ipcausal.stats._threads import plan, run
-from ipcausal.stats.fused import counts_and_law, lattice_counts, lattice_segments, simd_ok
+from ipcausal.stats.fused import counts_and_ends, lattice_counts, lattice_segments, simd_ok
 from ipcausal.stats._validate import (
     ALTERNATIVES,
     MAX_RESAMPLES,
@@ -336,18 +336,16 @@ def permutation_test(
                               **interval("exact", k))
 
     stream = seed()
-    from ipcausal.stats.intervals import SubsetLaw
-
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
     simd = None if _simd() else False  # None: the measured choice (AVX-512 allowed)
-    counts, data = counts_and_law(x, a, signs, k, bounds, n_resamples, stream, simd)  # p and interval: one pass
-    law = SubsetLaw("monte-carlo-inversion", scale, n, float(data["y"].mean()), data)
+    j = math.floor((1.0 - level) * (n_resamples + 1) - 1) + 1  # the interval's ends: j-th order statistics
+    counts, ends = counts_and_ends(x, a, signs, k, bounds, n_resamples, stream, simd, j)  # p and interval: one pass
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
-    lo, hi = law.interval(level)
+    lo, hi = (-math.inf, math.inf) if ends is None else (ends[1] * scale, ends[0] * scale)
     return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=stream,
-                          **common, ci_low=lo, ci_high=hi, ci_method=law.kind)
+                          **common, ci_low=lo, ci_high=hi, ci_method="monte-carlo-inversion")
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:

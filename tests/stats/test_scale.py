@@ -189,3 +189,20 @@ def test_peak_memory_of_test_on_1e5_interval_pairs_stays_far_below_the_sign_matr
     # measured: about 0.27 of it with the streamed replay (the rest of ipcausal.test: frames, PB),
     # 0.53 with the former replay, which held half the matrix (one chunk of 2,048 draws) at a time
     assert got["peak"] - got["base"] < 0.4 * matrix_kib, got
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_blocked_monte_carlo_interval_equals_the_one_pass_interval(lattice: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # permutation_test holds O(BLOCK + j) ends: with blocks of 2 chunks the same sign vectors give the
+    # same counts and the same order statistics, bit for bit, as one pass over every resample
+    import ipcausal.stats.fused as FU
+
+    rng = np.random.default_rng(12)
+    d = rng.integers(-4, 5, 900).astype(float) if lattice else rng.normal(0.1, 1, 900)
+    whole = {level: permutation_test(d, method="monte-carlo", n_resamples=20_000, rng=8, confidence_level=level)
+             for level in (0.95, 0.5)}
+    monkeypatch.setattr(FU, "BLOCK", 2 * K.CHUNK)  # 20,000 resamples: five blocks, the last one short
+    for level, ref in whole.items():
+        blocked = permutation_test(d, method="monte-carlo", n_resamples=20_000, rng=8, confidence_level=level)
+        assert blocked.pvalue == ref.pvalue
+        assert (blocked.ci_low, blocked.ci_high) == (ref.ci_low, ref.ci_high)

@@ -70,6 +70,7 @@ from ipcausal.stats._kernels.intervals import (
     lattice_spectrum,
     mc_subsets,
     mc_ends,
+    mc_ends_all,
     mc_split,
     mc_subsets_parallel,
 )
@@ -128,7 +129,7 @@ __all__ = [
     "aligned_empty", "nibble_tables", "mc_counts_simd", "mc_counts_simd_parallel",
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
-    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "mc_ends", "lattice_spectrum",
+    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "mc_ends", "mc_ends_all", "lattice_spectrum",
     "lattice_rows", "fourier_upper_mass", "fourier_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
     "new_state_vector", "seq_update", "seq_monitor_many",

@@ -104,23 +104,23 @@ def _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, chunk, count, t_ou
 
 
 @njit(cache=True)
-def mc_subsets(tab, n_words, sgn, m, n_zero, n_resamples, seed):
+def mc_subsets(tab, n_words, sgn, m, n_zero, n_resamples, seed, chunk0=0):
     """Per resample r: ``T[r] = Σ s_k a_k`` over the sorted non-zero magnitudes (the statistic
     the p-value kernels compute) and ``V[r] = Σ s_k sign_k`` over all n differences (zeros
     signed by a second stream, ``seed ^ ZERO_STREAM``).  ``sgn``: per word, bit j set when
-    element 64 i + j is positive.  One thread."""
+    element 64 i + j is positive.  ``chunk0``: start at that chunk of the stream.  One thread."""
     t_out = np.empty(n_resamples, dtype=np.float64)
     v_out = np.empty(n_resamples, dtype=np.int32)
     zero_words = (n_zero + 63) // 64
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     for c in range(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
-        _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, c, count, t_out, v_out, c * CHUNK)
+        _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, chunk0 + c, count, t_out, v_out, c * CHUNK)
     return t_out, v_out
 
 
 @njit(cache=True, parallel=True)
-def mc_subsets_parallel(tab, n_words, sgn, m, n_zero, n_resamples, seed):
+def mc_subsets_parallel(tab, n_words, sgn, m, n_zero, n_resamples, seed, chunk0=0):
     """As :func:`mc_subsets`, chunks spread over threads (identical result)."""
     t_out = np.empty(n_resamples, dtype=np.float64)
     v_out = np.empty(n_resamples, dtype=np.int32)
@@ -128,7 +128,7 @@ def mc_subsets_parallel(tab, n_words, sgn, m, n_zero, n_resamples, seed):
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     for c in prange(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
-        _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, c, count, t_out, v_out, c * CHUNK)
+        _mc_chunk(tab, n_words, sgn, m, zero_words, n_zero, seed, chunk0 + c, count, t_out, v_out, c * CHUNK)
     return t_out, v_out
 
 
@@ -151,7 +151,8 @@ def _ends(s_a, n_a, total, n):
 
 
 @njit(cache=True)
-def _ends_all(s, nn, total, n):
+def mc_ends_all(s, nn, total, n):
+    """Every resample's upper and lower end (:func:`_ends`)."""
     hi = np.empty(s.shape[0])
     lo = np.empty(s.shape[0])
     for r in range(s.shape[0]):
@@ -161,7 +162,7 @@ def _ends_all(s, nn, total, n):
 
 @njit(cache=True)
 def _select(s, nn, total, n, j):
-    hi, lo = _ends_all(s, nn, total, n)
+    hi, lo = mc_ends_all(s, nn, total, n)
     return -np.partition(-hi, j - 1)[j - 1], np.partition(lo, j - 1)[j - 1]
 
 
