@@ -7,6 +7,7 @@ Usage::
     python benchmarks/run.py --no-write   # print only
     python benchmarks/run.py --cache      # also run benchmarks/bench_cache.py (LLM cache), if present
     python benchmarks/run.py --collect    # only copy the side benchmarks' files (SIDE) into RESULTS.md
+    python benchmarks/run.py --collect --files SPEED.txt   # only that file's section
 
 Every time is the median of repeated runs with min–max; the Monte Carlo rows (target 1) show the
 minimum of interleaved repeats first, and their ratios are of those minima, measured in this same
@@ -428,26 +429,59 @@ SIDE = [
 SIDE_MARK = "<!-- side benchmarks: each section copied from the file its script writes -->"
 
 
-def side_sections() -> list[str]:
-    """The side benchmarks' sections, each from the file its script wrote."""
-    lines = ["", SIDE_MARK]
+def _sections(text: str) -> list[tuple[str, str]]:
+    """``(heading, body)`` of each ``## `` section of ``text``, in order."""
+    out: list[tuple[str, str]] = []
+    for part in ("\n" + text).split("\n## ")[1:]:
+        heading, _, body = part.partition("\n")
+        out.append((heading.strip(), body))
+    return out
+
+
+def side_sections(old: str = "", only: set[str] | None = None) -> list[str]:
+    """The side benchmarks' sections, each from the file its script wrote; sections of ``old`` (the
+    file's former side part) that no script writes — summaries written by hand — are kept in place,
+    and so are the sections of files not named in ``only`` (when given), notes added to them included."""
+    fresh = {}
     for title, command, name, kind in SIDE:
+        if only is not None and name not in only and f"{title} (`{command}` → `benchmarks/{name}`)" in old:
+            continue
         f = HERE / name
-        lines += ["", f"## {title} (`{command}` → `benchmarks/{name}`)", ""]
         text = f.read_text(encoding="utf-8").rstrip() if f.exists() else "(not run yet)"
-        lines += ["```", text, "```"] if kind == "code" else [text]
+        fresh[f"{title} (`{command}` → `benchmarks/{name}`)"] = "\n".join(
+            ["", *(["```", text, "```"] if kind == "code" else [text])])
+    order = [h for h, _ in _sections(old)]
+    kept = {h: b.rstrip("\n") for h, b in _sections(old) if h not in fresh}
+    lines = ["", SIDE_MARK]
+    for heading in order + [h for h in fresh if h not in order]:
+        body = fresh.get(heading, kept.get(heading))
+        lines += ["", f"## {heading}", body if heading in fresh else body]
     return lines + [""]
 
 
-def collect(path: Path) -> None:
-    """Refresh only the side sections of RESULTS.md (the main table stays as its last full run wrote it)."""
+def _split(old: str) -> tuple[str, str]:
+    """The part before the side sections and the side part of a RESULTS.md."""
+    if SIDE_MARK in old:
+        head, _, side = old.partition(SIDE_MARK)
+        return head, side
+    head, _, side = old.partition("\n## Type-I error calibration")
+    return head, ("\n## Type-I error calibration" + side) if side else ""
+
+
+def collect(path: Path, only: set[str] | None = None) -> None:
+    """Refresh only the side sections of RESULTS.md (the main table stays as its last full run wrote it);
+    ``only``: just the sections of these files (e.g. ``{"SPEED.txt"}``)."""
     old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    head = old.split(SIDE_MARK)[0] if SIDE_MARK in old else old.split("\n## Type-I error calibration")[0]
-    path.write_text(head.rstrip() + "\n" + "\n".join(side_sections()), encoding="utf-8")
+    head, side = _split(old)
+    path.write_text(head.rstrip() + "\n" + "\n".join(side_sections(side, only)), encoding="utf-8")
     print(f"wrote {path} (side sections)")
 
 
-def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) -> None:
+def write_results(info: dict[str, str], path: Path, args: argparse.Namespace, only: set[str] | None = None) -> None:
+    """The main table and notes of this run, then the sections written by hand after the former
+    table (kept), then the side sections (:func:`side_sections`)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    head, side = _split(old)
     lines = ["# Benchmark results", "", "Written by `python benchmarks/run.py`"
              + (" --quick" if args.quick else "") + f" on {info.pop('date')}. Do not edit by hand.", ""]
     lines += [f"- **{k}**: {v}" for k, v in info.items()]
@@ -458,7 +492,9 @@ def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) ->
     for target, what, result, verdict in ROWS:
         lines.append(f"| {target} | {what.strip()} | {result} | {verdict} |")
     lines += [""] + NOTES
-    lines += side_sections()
+    for heading, body in _sections(head):  # hand-written summaries between the table and the side part
+        lines += ["", f"## {heading}", body.rstrip("\n")]
+    lines += side_sections(side, only)
     path.write_text("\n".join(lines))
     print(f"wrote {path}")
 
@@ -470,11 +506,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--collect", action="store_true",
                     help="only copy the side benchmarks' files into RESULTS.md (no timing here)")
+    ap.add_argument("--files", default="", help="with --collect or a full run: refresh only these side files "
+                    "(comma-separated, e.g. SPEED.txt,CLI.txt); the others' sections stay as they are")
     ap.add_argument("--cache", action="store_true", help="also run benchmarks/bench_cache.py if present")
     ap.add_argument("--only", default="", help="comma-separated subset: mc,exact,memory,corrections,sign,process,saddlepoint")
     args = ap.parse_args(argv)
+    only = {f for f in args.files.split(",") if f} or None
     if args.collect:
-        collect(HERE / "RESULTS.md")
+        collect(HERE / "RESULTS.md", only)
         return 0
     args.repeats = args.repeats or (5 if args.quick else 11)
     args.scipy_repeats = 1 if args.quick else 2
@@ -492,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
 
             runpy.run_path(str(cache), run_name="__main__")
     if not args.no_write and not args.only:
-        write_results(info, HERE / "RESULTS.md", args)
+        write_results(info, HERE / "RESULTS.md", args, only)
     return 0
 
 
