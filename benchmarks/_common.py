@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -115,16 +116,18 @@ def load() -> str:
 
 
 def interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 7, warmup: int = 1) -> dict[str, dict[str, Any]]:
-    """Like :func:`timeit` for several callables at once, run round-robin (a burst of load from another
-    process touches them all alike): per name, min, median and max seconds and the last value."""
+    """Like :func:`timeit` for several callables at once, interleaved in a shuffled order each round (a
+    burst of load from another process touches them all alike): per name, min, median and max
+    seconds and the last value."""
     values: dict[str, Any] = {}
     for name, fn in fns.items():
         for _ in range(warmup):
             values[name] = fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
     names = list(fns)
-    for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+    order = random.Random(0)  # a fresh order each round: no callable always follows the same one
+    for _ in range(repeats):       # (a two-thread run leaves the next call a busy second core)
+        for name in order.sample(names, len(names)):
             t0 = time.perf_counter()
             values[name] = fns[name]()
             times[name].append(time.perf_counter() - t0)

@@ -76,7 +76,7 @@ def _variants_rows(label: str, fam: str, fns: dict[str, Callable[[], Any]], reps
     names = _calibrate.variants(_threads.simd_ok(), _threads.n_threads())
     work = (N + 63) // 64 * L
     chosen = _threads.plan(fam, work)
-    timed = interleaved({"auto": fns["auto"], **{v: _forced(v, fns["auto"]) for v in names}}, repeats=reps)
+    timed = interleaved({"auto": fns["auto"], **{v: _forced(v, fns["auto"]) for v in names}}, repeats=3 * reps)
     row("1", f"{label}: auto (ran {chosen.name}, {chosen.source})", fmt_min(timed["auto"]))
     for v in names:
         row("1", f"  forced IPCAUSAL_KERNEL={v}", fmt_min(timed[v]))
