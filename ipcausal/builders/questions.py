@@ -47,8 +47,8 @@ __all__ = ["GENERATORS", "DIRECTIONS", "Skipped", "QuestionsResult", "read_quest
 GENERATORS: tuple[str, ...] = QUESTION_GENERATORS
 DIRECTIONS: tuple[str, ...] = QUESTION_DIRECTIONS
 _TEXT_KEYS = ("prompt", "question", "text")
-#: Ambiguous lexicon words read as function words far more often than as markers ("can" → "tin"):
-#: never reported as a kept marker (``mixed``).
+#: Without the sense tagger, lexicon words read as function words far more often than as markers
+#: ("can" → "tin") are never offered for ``allow`` (with it, the tagger reads each one).
 _FUNCTION_WORDS = frozenset({"can"})
 _BACKGROUNDS = {"aae": ("sae", "aae"), "esl": ("sae", "esl"), "belief": ("true_belief", "false_belief")}
 
@@ -201,21 +201,31 @@ def _lexicon_words(text: str, src: str) -> list[str]:
     return list(dict.fromkeys(notes))[:4]
 
 
+def _other_senses(text: str, to: str) -> str:
+    """Words read in their everyday sense here (never swapped, whatever ``allow`` says), in words."""
+    from ipcausal.interventions import marker_senses
+
+    other = [d for d in marker_senses(text, to=to) if d.sense == "other"]
+    return "; ".join(f"'{d.word}' is not a marker here ({d.reason})" for d in other)
+
+
 def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None, Any, str, tuple[str, ...], str]:
     """``(x_j or None, allowed edits, reason, words, mixed)`` for one prompt."""
-    from ipcausal.interventions import swap_markers
+    from ipcausal.interventions import swap_markers, tagger_available
 
     text, src = item["prompt"], ("us" if to == "uk" else "uk")
-    every = swap_markers(text, to=to, include_ambiguous=True)
+    every = swap_markers(text, to=to, include_ambiguous=True)  # marker senses and undecided ones
     if every is None:
         seen = _lexicon_words(text, src)
         more = (f"; related lexicon entries: {', '.join(seen)} (a word with two counterparts is never swapped, "
                 "a phrase only whole)") if seen else ""
-        return None, (), f"no {src.upper()} marker word found{more}", (), ""
+        other = _other_senses(text, to)
+        return None, (), f"no {src.upper()} marker word found{more}" + (f"; {other}" if other else ""), (), ""
     from ipcausal.interventions.checks import overlaps_protected, protected_spans
 
     clear = swap_markers(text, to=to, include_ambiguous=False)
     clear_at = {c.start for c in clear.swaps} if clear is not None else set()
+    why = {d.start: d.reason for d in every.senses}
     protected = protected_spans(text)  # names, numbers, addresses, answer options stay as written
     keep, left, shielded = [], [], []
     for change, edit in zip(every.swaps, every.edits):
@@ -228,18 +238,22 @@ def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None
     if not keep and not left:
         return None, (), (f"the only markers are inside a name, number, address or answer option "
                           f"({', '.join(repr(w) for w in shielded)}), which are never changed"), tuple(shielded), ""
+    checked = tagger_available()
+    if not checked:  # no sense check: a function word is never offered as a marker ("can" -> "tin")
+        left = [c for c in left if c.old.lower() not in _FUNCTION_WORDS]
     if not keep:
+        if not left:
+            return None, (), f"no {src.upper()} marker word found; " + _other_senses(text, to), (), ""
         words = tuple(c.old for c in left)
         flags = " ".join(dict.fromkeys(w.lower() for w in words))
-        what = ", ".join(f"'{c.old}' (→ {c.new})" for c in left)
-        return None, (), (f"only ambiguous markers: {what}; swap them with --allow {flags} "
+        what = ", ".join(f"'{c.old}' (→ {c.new}: {why.get(c.start, 'not checked')})" for c in left)
+        return None, (), (f"only markers whose sense could not be read here: {what}; swap them with --allow {flags} "
                           f"(Python: allow=[...]) where that reading is the one meant"), words, ""
     parts, last = [], 0
     for e in keep:
         parts += [text[last:e.start], e.new]
         last = e.end
     x_j = "".join(parts) + text[last:]
-    left = [c for c in left if c.old.lower() not in _FUNCTION_WORDS]
     mixed = ", ".join(f"'{c.old}' (→ {c.new}; --allow {c.old.lower()})" for c in left)
     return x_j, keep, "", (), mixed
 
