@@ -327,7 +327,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
             x_j, edits, reason, words, mixed = _markers(item, dst, allowed_words)
         elif generator in ("aae", "esl"):
             gen = np.random.default_rng([rng, k])
-            r = (aae_features(text, rng=gen, n_features=n_features) if generator == "aae"
+            r = (aae_features(text, rng=gen, n_features=n_features, questions=True) if generator == "aae"
                  else esl_errors(text, rng=gen, n_errors=n_errors))
             if r is None:
                 reason = f"no place for {'an AAE feature' if generator == 'aae' else 'an ESL error'} in this prompt"
@@ -348,6 +348,12 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
         if generator == "markers":
             rec["mixed"] = mixed or None
             man.counts["mixed"] += bool(mixed)
+        if edits:  # the generator's record: what the mitigations `markers` / `dialect` revert
+            rec["edits_j"] = json.dumps([list(e) for e in edits], ensure_ascii=False)
+            if generator in ("aae", "esl"):
+                used = [str(e[0]) for e in edits]
+                rec["features_used_j"] = ",".join(used)
+                man.counts.update(f"feature:{f}" for f in used)
         allowed = belief_allowed(rec) if generator == "belief" else list(edits)
         if not check_record(rec, man, on_problem, allowed=allowed):
             kinds = [p["kind"] + ": " + p["detail"] for p in json.loads(rec["check_problems"])]
@@ -358,5 +364,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
     pairs = PairSet.from_records(records)
     manifest = man.to_dict()
     manifest["skipped_prompts"] = [s.to_dict() for s in skipped]
+    if generator in ("aae", "esl"):  # the features (families) each twin uses
+        manifest["features_per_pair"] = {r["pair_id"]: r["features_used_j"].split(",") for r in records}
     return QuestionsResult(pairs, tuple(skipped), manifest)
 

@@ -400,7 +400,7 @@ def marker_senses(text: str, to: str = "uk") -> tuple[SenseDecision, ...]:
     --------
     >>> from ipcausal.interventions import marker_senses
     >>> from ipcausal.interventions.senses import tagger_available
-    >>> [(d.word, d.sense) for d in marker_senses("Can you fill the gas tank?")] if tagger_available() else [
+    >>> [(d.word, d.sense) for d in marker_senses("Can you put gas in my truck?")] if tagger_available() else [
     ...     ('Can', 'other'), ('gas', 'marker')]
     [('Can', 'other'), ('gas', 'marker')]
     """
