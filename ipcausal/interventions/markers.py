@@ -422,7 +422,8 @@ def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) ->
     variety : {"uk", "us"}
         Which variety's markers to look for.
     include_ambiguous : bool, default False
-        Count ambiguous pairs too.
+        Also count the words whose sense the check could not decide (never a word read in its
+        other sense): the possible markers.
 
     Examples
     --------
@@ -434,6 +435,10 @@ def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) ->
         raise TypeError(f"`text` must be a str, got {type(text).__name__}")
     if variety not in VARIETIES:
         raise ValueError(f"`variety` must be one of {VARIETIES}, got {variety!r}")
-    other = "us" if variety == "uk" else "uk"
-    swap = swap_markers(text, to=other, include_ambiguous=include_ambiguous)
-    return [] if swap is None else [c.old for c in swap.swaps]
+    if not isinstance(include_ambiguous, bool):
+        raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
+    swaps, _, senses = _scan(text, "us" if variety == "uk" else "uk", include_ambiguous)
+    found = {c.start: c.old for c in swaps}
+    if include_ambiguous:  # an undecided word with two counterparts is a possible marker too
+        found.update({d.start: d.word for d in senses if d.sense == "undecided" and d.start not in found})
+    return [found[k] for k in sorted(found)]
