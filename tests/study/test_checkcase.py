@@ -1,4 +1,4 @@
-"""check_case: each of its five checks passes on a sound case and fails, named, on a broken one."""
+"""check_case: each of its checks passes on a sound case and fails, named, on a broken one."""
 
 from __future__ import annotations
 
