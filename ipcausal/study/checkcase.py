@@ -282,6 +282,8 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
         raise ValueError(f"`rng` must be a non-negative integer, got {rng!r}")
     if pairs is not None and not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet or None, got {type(pairs).__name__}")
+    if fluency is not None and not isinstance(fluency, bool):
+        raise TypeError(f"`fluency` must be True, False or None, got {fluency!r}")
     # the source whose declaration is checked: the full pairs for given ones (when the case has them)
     src = case.full if case.full is not None and (pairs is not None or case.demo is None) else case.demo
     checks = [_card(case, src)]
@@ -301,8 +303,6 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
         checks.append(_pairs(case, loaded))
     checks.append(_generator(src))
     needed = None
-    if fluency is not None and not isinstance(fluency, bool):
-        raise TypeError(f"`fluency` must be True, False or None, got {fluency!r}")
     if loaded is None:
         checks += [CheckItem("placebo", False, "not run: no pairs"), CheckItem("power", False, "not run: no pairs"),
                    CheckItem("fluency", False, "not run: no pairs")]
