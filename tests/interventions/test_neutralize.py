@@ -141,7 +141,7 @@ def test_residual_cues_of_each_kind() -> None:
     assert residual_cues("markers", "We rent a flat.", "We rent a flat.") == (
         "i: British marker 'flat'", "j: British marker 'flat'")  # read in its marker sense: a cue, on both sides
     assert residual_cues("dialect", "Do you agree?", "You agree?") == ("j: AAE feature 'question_no_aux'",)
-    assert residual_cues("dialect", "Do you agree?", "Do you agrees?") == ("j: ESL error 'agreement'",)
+    assert residual_cues("dialect", "The students are late.", "The students is late.") == ("j: ESL error 'agreement'",)
     assert residual_cues("strip", "[aae] How do I apply?", "How do I apply?", ["aae", "sae"]) == ("i: tag '[aae]'",)
     assert residual_cues("strip", "I believe the following: x. Question: y?", "Question: y?") == (
         "i: a stated belief ('I believe the following: ...')",)
