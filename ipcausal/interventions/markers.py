@@ -269,6 +269,11 @@ def _scan_table(to: str) -> _Scan:
     lexicon_words = {str(v).lower() for v in lex[src]} | {str(v).lower() for v in lex[dst]}
     from ipcausal.interventions.senses import _rules
 
+    pairs = {(str(a).lower(), str(b).lower()) for a, b in zip(lex[src], lex[dst])}
+    for (r, w), rules in _rules().items():
+        for rule in rules:
+            if r == src and (w, rule.target.lower()) not in pairs:
+                raise ValueError(f"senses.csv: {w!r} → {rule.target!r} is not a pair of markers.csv")
     ruled = {w for r, w in _rules() if r == src}
     # what a default swap writes is not read again, unless the sense table reads it ("vest", "bill")
     written = {v.lower() for v in clear.mapping.values()} - ruled
