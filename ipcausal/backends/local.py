@@ -287,11 +287,7 @@ class LocalBackend(BackendBase):
             raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
         opts = check_option_texts(options)
         with self._lock:
-            if self._llama is None:
-                raise BackendError("this local backend is closed")
-            if not self._logits_all:
-                self._load(True)
-            llm = self._llama
+            llm = self._scoring_model()
             # tokenized as create_completion does for generation: BOS only where the model asks for it
             bos = bool(llm._model.add_bos_token())
             prompt = llm.tokenize(self._chat_prompt(request).encode("utf-8"), add_bos=bos, special=True)
@@ -318,6 +314,14 @@ class LocalBackend(BackendBase):
             llm.reset()
         return tuple(out)
 
+    def _scoring_model(self) -> Any:
+        """The model loaded with every position's logits (call with the lock held)."""
+        if self._llama is None:
+            raise BackendError("this local backend is closed")
+        if not self._logits_all:
+            self._load(True)
+        return self._llama
+
     def text_logprobs(self, text: str) -> tuple[float, ...]:
         """Log-probability of each token of ``text`` read as plain text (no chat template).
 
@@ -336,11 +340,7 @@ class LocalBackend(BackendBase):
         if not isinstance(text, str) or not text.strip():
             raise ValueError("`text` must be a non-empty str")
         with self._lock:
-            if self._llama is None:
-                raise BackendError("this local backend is closed")
-            if not self._logits_all:
-                self._load(True)
-            llm = self._llama
+            llm = self._scoring_model()
             toks = llm.tokenize(text.encode("utf-8"), add_bos=bool(llm._model.add_bos_token()), special=False)
             if len(toks) > self.n_ctx:
                 raise BackendError(f"llama.cpp: the text is {len(toks)} tokens, over `n_ctx`={self.n_ctx}")
