@@ -21,6 +21,8 @@ def register(sub: Any) -> None:
     p.add_argument("--source", help="a PairSet file to check instead of the case's demo set")
     p.add_argument("--placebo-runs", type=positive_int, default=20, metavar="R",
                    help="A-vs-A runs on the simulator (default 20)")
+    p.add_argument("--fluency", choices=("auto", "on", "off"), default="auto",
+                   help="the fluency step (local model): auto (when installed; shown as skip otherwise), on, off")
     add_seed(p, "first seed of the placebo runs")
     p.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
     p.set_defaults(func=main)
@@ -39,7 +41,8 @@ def main(args: argparse.Namespace) -> int:
         if not Path(args.source).is_file():
             raise CliError(f"--source: {args.source} is not a file (give a PairSet made by `ipcausal build`)")
         pairs = PairSet.read(args.source)
-    res = check_case(args.case, pairs=pairs, placebo_runs=args.placebo_runs, rng=args.seed)
+    res = check_case(args.case, pairs=pairs, placebo_runs=args.placebo_runs, rng=args.seed,
+                     fluency={"auto": None, "on": True, "off": False}[args.fluency])
     if args.format == "json":
         sys.stdout.write(json.dumps(res.to_dict(), indent=1, ensure_ascii=False) + "\n")
     else:

@@ -45,3 +45,19 @@ def test_mitigate_errors(pair_file, tmp_path, capsys):
                  "-o", str(tmp_path / "o")]) == 2
     assert "--instruction is an option of --mitigation instruct" in capsys.readouterr().err
     assert main(["mitigate", str(path), "--mitigation", "hide", "--scorer", "mcq", "-o", str(tmp_path / "o")]) == 2
+
+
+def test_mitigate_takes_a_similarity_scorer(pair_file, tmp_path, monkeypatch, capsys):
+    """A similarity scorer (issue 29): the change of s per pair, removal judged against m0, no margin needed."""
+    from ipcausal.interventions import embedding_model_available
+
+    if not embedding_model_available():
+        pytest.skip("the embedding model (ipcausal[embed]) is not installed")
+    sim, path = pair_file
+    monkeypatch.setattr(cmd, "make_backend", lambda args, prefix="": None if prefix else sim)
+    out = tmp_path / "sim"
+    assert main(["mitigate", str(path), "--mitigation", "markers", "--scorer", "embedding", "-o", str(out),
+                 "--no-progress"]) == 0
+    d = json.loads((out / "mitigation.json").read_text())
+    assert d["mitigation"] == "markers" and d["groups"][0]["equivalence"] in ("above m0", "not shown above m0")
+    assert "similarity" in ipcausal.PairSet.read(out / "pairs_with.jsonl").columns

@@ -70,7 +70,7 @@ def test_installed_scaffold_is_listed_and_passes_check_case(fresh: tuple[Path, P
     assert got.returncode == 0, got.stdout + got.stderr
     res = json.loads(got.stdout)
     assert res["passed"] is True and res["n"] == 12
-    assert [c["name"] for c in res["checks"]] == ["card", "pairs", "generator", "placebo", "power"]
+    assert [c["name"] for c in res["checks"]] == ["card", "pairs", "generator", "placebo", "power", "fluency"]
     assert all(c["passed"] for c in res["checks"])
     assert res["pairs_needed"] == 34  # d_z = 0.5, power 0.8, alpha 0.05: ipcausal.power(0.5, power=0.8).n
 

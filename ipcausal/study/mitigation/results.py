@@ -93,8 +93,8 @@ class MitigationResult:
 
     def __str__(self) -> str:
         lines = [f"Mitigation {self.mitigation!r}: {self.n_compared} of {self.n_pairs} pairs compared "
-                 f"({self.n_failed_check} failed the rewrite check and were not trusted; "
-                 f"{self.n_not_undone} had a side that could not be rewritten)."]
+                 f"({self.n_failed_check} not trusted and left out of both runs: a rewrite check failed or a cue "
+                 f"was left; {self.n_not_undone} had a side not rewritten or a cue left)."]
         for g in self.groups:
             lines.append(f"{g.group}: effect without {g.effect_without:+.3f} (p={g.pvalue_without:.3g}), "
                          f"with {g.effect_with:+.3f} (p={g.pvalue_with:.3g}); change {g.change:+.3f} "
