@@ -181,6 +181,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
+    if not res.counts.get("scored"):
+        print(f"error: no pair could be scored, so nothing was tested; `ipcausal failures {out}` lists the "
+              "replies the scorer could not read", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if not res.complete:
         print("warning: some requests failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_INCOMPLETE

@@ -82,6 +82,9 @@ def plain_lines(report: Any) -> list[str]:
     >>> print(plain_lines(ipcausal.test(ps))[0])  # doctest: +ELLIPSIS
     answers to ...-worded prompts were 90 % similar (median over 12 pairs); no evidence of implicit personalization at α = 0.05 ...
     """
+    if not report.groups:  # a run that scored nothing: say so, never an empty verdict
+        why = str(report.null_hypothesis).removeprefix("not tested: ")
+        return [f"nothing was tested: {why or 'no background pair had pairs'}; see the warning below."]
     return [_group_line(report, g) for g in report.groups]
 
 

@@ -144,8 +144,8 @@ class RunRecord:
 
 
 def dropped_by_reason(result: Any) -> dict[str, int]:
-    """The pairs a :class:`~ipcausal.scoring.ScoreResult` left out, by reason (a pair with two: the first
-    of :data:`DROP_REASONS`, as its status says).
+    """The pairs a :class:`~ipcausal.scoring.ScoreResult` (or its ``dropped`` frame) left out, by reason (a
+    pair with two: the first of :data:`DROP_REASONS`, as its status says).
 
     Examples
     --------
@@ -157,7 +157,7 @@ def dropped_by_reason(result: Any) -> dict[str, int]:
     >>> dropped_by_reason(score_pairs(ps, "choice"))
     {'missing': 1, 'unparseable': 1}
     """
-    frame = result.dropped
+    frame = getattr(result, "dropped", result)
     if len(frame) == 0:
         return {}
     if "similarity_status" in frame.columns:
