@@ -331,7 +331,7 @@ def unscored_report(case: Any, counts: dict[str, int], scorer: str) -> Any:
     --------
     >>> r = unscored_report("echo", {"requested": 6, "scored": 0, "unparseable": 6}, "mcq")
     >>> r.groups, r.warnings[0][:60]
-    ((), 'no pair could be scored: 6 of 6 pairs had an answer the sco')
+    ((), 'no pair could be scored: 6 of 6 pairs had an answer the scor')
     """
     from ipcausal.cases.registry import get_case
     from ipcausal.study.results import Report
