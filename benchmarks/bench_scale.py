@@ -170,10 +170,10 @@ _BODIES = {
                       "with warnings.catch_warnings():\n"
                       "    warnings.simplefilter('ignore')\n"
                       "    rep = test({path!r}, rng=0)"),
-    "ipcausal.test interval": ("import ipcausal\nfrom ipcausal import test\nt0 = time.perf_counter()\n"
+    "ipcausal.test interval": ("import ipcausal\nfrom ipcausal import Design, test\nt0 = time.perf_counter()\n"
                                "with warnings.catch_warnings():\n"
                                "    warnings.simplefilter('ignore')\n"
-                               "    rep = test({path!r}, outcome='interval', rng=0{extra})\n"
+                               "    rep = test({path!r}, design=Design(outcome='interval'), rng=0{extra})\n"
                                "routes = sorted({{g.detail.method for g in rep.groups}})\n"
                                "print(json.dumps({{'routes': routes}}))"),
     "pandas read": ("import pandas as pd\nt0 = time.perf_counter()\n"

@@ -47,7 +47,7 @@ def _pvalue(ps: PairSet, resamples: int, rng: int) -> float:
     df = ps.to_frame()
     if np.allclose(df["score_i"].to_numpy(float), df["score_j"].to_numpy(float)):
         return 1.0  # every Δ = 0: nothing to test (counts as not rejected)
-    return float(ipcausal.test(ps, outcome="interval", n_resamples=resamples, rng=rng).to_frame()["pvalue"].iat[0])
+    return float(ipcausal.test(ps, design=ipcausal.Design(outcome="interval"), n_resamples=resamples, rng=rng).to_frame()["pvalue"].iat[0])
 
 
 def simulation(datasets: int, resamples: int, seed: int) -> list[str]:
@@ -93,7 +93,7 @@ def local_model(resamples: int) -> list[str]:
             "|---|---|---|---|---|---|---|"]
     for name, ps in (("mcq (0/1 correctness of the greedy answer)", mcq.pairs), ("logprob (P(correct option))", lp)):
         df = ps.to_frame()
-        rep = ipcausal.test(ps, outcome="interval", n_resamples=resamples, rng=0).to_frame().iloc[0]
+        rep = ipcausal.test(ps, design=ipcausal.Design(outcome="interval"), n_resamples=resamples, rng=0).to_frame().iloc[0]
         rows.append(f"| {name} | {len(df)} of {len(pairs)} | {df['score_i'].mean():.4f} | {df['score_j'].mean():.4f}"
                     f" | {rep['effect']:.4f} | [{rep['ci_low']:.4f}, {rep['ci_high']:.4f}] | {rep['pvalue']:.4g} |")
         print(rows[-1], flush=True)

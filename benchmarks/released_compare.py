@@ -27,7 +27,7 @@ CLUSTER = {"education": None, "echo": "question_id"}
 def _case(case: str, root: Path, seed: int, lines: list[str]) -> None:
     from ipcausal.study.alignment import align_groups
     from ipcausal.study.compare import compare_runs
-    from ipcausal.study.leaderboard import released_runs
+    from ipcausal.study.bench import released_runs
     from ipcausal.study.test import test
 
     t0 = time.perf_counter()

@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "RunOptions": "ipcausal.study.options",
     "AuditSettings": "ipcausal.study.options",
     "TestOptions": "ipcausal.study.options",
+    "Design": "ipcausal.study.options",
     # what they return
     "Report": "ipcausal.study.results",
     "GroupResult": "ipcausal.study.results",
@@ -60,7 +61,7 @@ _LAZY: dict[str, str] = {
     "PowerResult": "ipcausal.study.power",
     "PlaceboResult": "ipcausal.study.placebo",
     "ProbeResult": "ipcausal.study.probe",
-    "BenchReport": "ipcausal.study.benchreport",
+    "BenchReport": "ipcausal.study.bench",
     "ScoreResult": "ipcausal.scoring.pipeline",
     # the statistics the README shows (the rest: ipcausal.stats)
     "permutation_test": "ipcausal.stats.permutation",
@@ -85,12 +86,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.sign import sign_test
     from ipcausal.stats.summary import personalization_bias
     from ipcausal.study.audit import AuditRun, audit
-    from ipcausal.study.bench import bench
-    from ipcausal.study.benchreport import BenchReport
+    from ipcausal.study.bench import BenchReport, bench
     from ipcausal.study.compare import compare
     from ipcausal.study.cases import CaseResult, run_case
     from ipcausal.study.distribution import distribution_test
-    from ipcausal.study.options import AuditSettings, RunOptions, TestOptions
+    from ipcausal.study.options import AuditSettings, Design, RunOptions, TestOptions
     from ipcausal.study.placebo import PlaceboResult, placebo
     from ipcausal.study.power import PowerResult, power
     from ipcausal.study.probe import ProbeResult, probe

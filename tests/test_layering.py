@@ -91,9 +91,9 @@ def test_report_knows_nothing_of_backends(module: str) -> None:
 
 
 #: What rendering may read of the layers below it: the Report and its plain text, nothing that tests,
-#: the bench's artefact (study.benchreport, the BenchReport of cells' summaries), and the outcome
+#: the bench's artefact (study.bench.report, the BenchReport of cells' summaries), and the outcome
 #: vocabulary (ipcausal.outcomes, a leaf that imports nothing of the package).
-REPORT_READS = {"ipcausal.study.results", "ipcausal.study.text", "ipcausal.study.benchreport", "ipcausal.outcomes"}
+REPORT_READS = {"ipcausal.study.results", "ipcausal.study.text", "ipcausal.study.bench.report", "ipcausal.outcomes"}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ipcausal.report")))

@@ -1,9 +1,9 @@
-"""Which kind of cue a British/American marker is: ``spelling`` or ``vocabulary`` (for ``strata=``).
+"""Which kind of cue a British/American marker is: ``spelling`` or ``vocabulary`` (for ``Design(strata=…)``).
 
 The culture builders (:func:`ipcausal.builders.demo_pairs` ``"culture"`` and
 :func:`ipcausal.builders.build_ambrqa`) record each pair's markers with :func:`cue_columns`:
 ``marker_kinds`` (JSON, one kind per marker) and ``cue_kind`` (the one kind, or ``"both"``),
-so ``ipcausal.test(pairs, strata="cue_kind")`` reports the effect per cue.
+so ``ipcausal.test(pairs, design=Design(strata="cue_kind"))`` reports the effect per cue.
 """
 
 from __future__ import annotations

@@ -236,7 +236,7 @@ def demo_pairs(
         ``education`` only: the ordered background :data:`ORDERED_LEVELS` instead — SAE, then
         learner English with :data:`ESL_LIGHT` errors, then with :data:`ESL_HEAVY` (the light
         prompt's errors are among the heavy prompt's), three pairs per prompt, ``n_errors_i``/
-        ``n_errors_j`` columns; test it with ``ipcausal.test(pairs, trend=list(ORDERED_LEVELS))``.
+        ``n_errors_j`` columns; test it with ``ipcausal.test(pairs, design=Design(trend=ORDERED_LEVELS))``.
 
     Returns
     -------

@@ -16,6 +16,7 @@ _LAZY: dict[str, str] = {
     "PairSource": "ipcausal.cases.spec",
     "TestDefaults": "ipcausal.cases.spec",
     "TestOptions": "ipcausal.study.options",
+    "Design": "ipcausal.study.options",
     "EthicalReading": "ipcausal.cases.spec",
     "STANCES": "ipcausal.cases.spec",
     "Stance": "ipcausal.cases.spec",

@@ -8,7 +8,7 @@ backend; tested with the sign test of median(s) = 0.8 against "less".
 
 from __future__ import annotations
 
-from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults, embedded_demo
+from ipcausal.cases.spec import Case, Design, EthicalReading, PairSource, TestDefaults, embedded_demo
 from ipcausal.scm import InterventionSpec
 from ipcausal.scoring.registry import get_scorer
 
@@ -34,7 +34,7 @@ CASE = Case(
         licence="CC0-1.0; the 65 demo questions were written for ipcausal",
     ),
     full=PairSource("given pairs", max_tokens=256, builder="ambrqa"),
-    tests=TestDefaults(strata="cue_kind", smallest_effect=0.75),
+    tests=TestDefaults(design=Design(strata="cue_kind"), smallest_effect=0.75),
     reading=EthicalReading(
         stance="desired",
         consequences="Answers that fit the user's country (units, spelling, local facts) help that user now "

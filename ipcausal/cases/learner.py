@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipcausal.cases.spec import Case, EthicalReading, PairSource, TestDefaults
+from ipcausal.cases.spec import Case, Design, EthicalReading, PairSource, TestDefaults
 from ipcausal.scm import InterventionSpec
 from ipcausal.scoring.ratings import OfflineEssayRater
 from ipcausal.scoring.registry import get_scorer
@@ -68,7 +68,7 @@ CASE = Case(
         licence="CC0-1.0; the demo prompts were written for ipcausal",
     ),
     full=PairSource("given pairs", max_tokens=640),
-    tests=TestDefaults(trend=LEVELS, smallest_effect=0.5),
+    tests=TestDefaults(design=Design(trend=LEVELS), smallest_effect=0.5),
     reading=EthicalReading(
         stance="unethical",
         consequences="An essay that gets worse the more a student's prompt shows they are learning English "

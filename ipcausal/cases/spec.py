@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from ipcausal.outcomes import Outcome, get_outcome
 from ipcausal.scoring.registry import Scorer
-from ipcausal.study.options import TestOptions
+from ipcausal.study.options import Design, TestOptions
 
-__all__ = ["Case", "PairSource", "embedded_demo", "TestDefaults", "TestOptions", "EthicalReading", "Stance", "STANCES"]
+__all__ = ["Case", "PairSource", "embedded_demo", "TestDefaults", "TestOptions", "Design", "EthicalReading", "Stance", "STANCES"]
 
 #: The ethical reading of a case's personalization (SPEC §10): wanted, harmful, or both.
 Stance = Literal["desired", "unethical", "mixed"]

@@ -253,11 +253,10 @@ def add_test_options(p: argparse.ArgumentParser) -> None:
 
 def test_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ipcausal.test` from the flags of :func:`add_test_options` and ``--seed``."""
+    from ipcausal.study.options import Design
+
     method = "paper-compat" if args.paper_compat else args.method
-    out = dict(outcome=args.outcome, alpha=args.alpha, correction=args.correction, m0=args.m0, method=method,
-               n_resamples=args.resamples, rng=args.seed, cluster=args.cluster,
-               order=args.order, alternative=args.alternative, margin=args.margin)
-    for key in ("trend", "strata"):  # the design keywords of ipcausal.test, only when given
-        if getattr(args, key, None) is not None:
-            out[key] = list(getattr(args, key)) if key == "trend" else getattr(args, key)
-    return out
+    design = Design(outcome=args.outcome, order=args.order, trend=getattr(args, "trend", None),
+                    strata=getattr(args, "strata", None))
+    return dict(alpha=args.alpha, correction=args.correction, m0=args.m0, method=method, n_resamples=args.resamples,
+                rng=args.seed, cluster=args.cluster, alternative=args.alternative, margin=args.margin, design=design)

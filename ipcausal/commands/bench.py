@@ -37,8 +37,8 @@ def main(args: argparse.Namespace) -> int:
     from ipcausal.cli import EXIT_INCOMPLETE, CliError
     from ipcausal.report.bench import write_bench_markdown
     from ipcausal.study.bench import DEFAULT_JOBS, bench
-    from ipcausal.study.benchreport import probe_text
-    from ipcausal.study.benchspec import read_spec
+    from ipcausal.study.bench import probe_text
+    from ipcausal.study.bench import read_spec
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     if (args.spec is None) == (args.released is None):
         raise CliError("give a bench file (BENCH.toml) or --released DIR, not both or neither")
     if args.released is not None:
-        from ipcausal.study.benchreleased import released_bench
+        from ipcausal.study.bench import released_bench
 
         if not Path(args.released).is_dir():
             raise CliError(f"--released: {args.released} is not a folder (the study's released outputs)")
@@ -60,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
         spec = read_spec(args.spec)  # every key is checked before a model is built or asked
         if args.ray is not None:
             try:
-                from ipcausal.study.benchray import require_ray
+                from ipcausal.study.bench import require_ray
 
                 require_ray()
             except ImportError as exc:

@@ -143,7 +143,7 @@ def main(args: argparse.Namespace) -> int:
     if args.mitigation is not None and args.backend == SIMULATED:
         # the simulator reads only a [background] tag, and its number: tag the prompts, score the number
         from ipcausal.scoring import get_scorer
-        from ipcausal.study.casemitigation import tag_backgrounds
+        from ipcausal.study.mitigation import tag_backgrounds
         from ipcausal.testing import SimulatedModel
 
         given, scorer = tag_backgrounds(pairs), get_scorer("essay", rater=SimulatedModel.read)
@@ -170,7 +170,7 @@ def main(args: argparse.Namespace) -> int:
     if demo_like:
         print("\n" + DEMO_NOTE + "\n" + DEMO_NEXT)
     if args.mitigation is not None:
-        from ipcausal.study.casemitigation import run_case_mitigation
+        from ipcausal.study.mitigation import run_case_mitigation
         from ipcausal.study.mitigation import Mitigation
 
         mitigation = Mitigation(args.mitigation, instruction=args.instruction,

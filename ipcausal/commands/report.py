@@ -103,7 +103,7 @@ def _bench_file(path: Path) -> Path | None:
 def _bench(path: Path, args: argparse.Namespace) -> int:
     from ipcausal.cli import CliError
     from ipcausal.report.bench import bench_markdown, write_bench_html
-    from ipcausal.study.benchreport import BenchReport
+    from ipcausal.study.bench import BenchReport
 
     if len(args.results) != 1:
         raise CliError("a bench.json is rendered on its own: give it as the only input")

@@ -105,7 +105,7 @@ def pb_rows(report: Report) -> tuple[list[str], list[list[str]]]:
 
 
 def trend_table(report: Report) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the trend table: one row per model (empty rows without ``trend=``)."""
+    """Header and rows of the trend table: one row per model (empty rows without ``Design(trend=…)``)."""
     rows = [[t.model, " < ".join(t.levels),
              str(t.n_prompts) + (f" ({t.n_incomplete} incomplete left out)" if getattr(t, "n_incomplete", 0) else ""),
              t.method, f"{t.slope:.4g}",

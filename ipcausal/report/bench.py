@@ -1,4 +1,4 @@
-"""A :class:`~ipcausal.study.benchreport.BenchReport` as Markdown or HTML: the models × cases table (issue 20 item 2).
+"""A :class:`~ipcausal.study.bench.report.BenchReport` as Markdown or HTML: the models × cases table (issue 20 item 2).
 
 ``bench.md`` opens with one row per model and one column per case (the cell's verdict, how many
 background pairs rejected "no effect", a link to the cell's own report), then per case the rows of
@@ -7,7 +7,7 @@ background pairs rejected "no effect", a link to the cell's own report), then pe
 reason in words and the failed cells with their errors.  A bench that probed its cells
 (``[settings] probe = true``) gets, after the first table, a second models × cases table: each
 cell's "can infer / does use" reading with the probe's accuracy against chance and its p
-(:mod:`ipcausal.study.benchprobe`), and what each reading means.
+(:mod:`ipcausal.study.bench.probe`), and what each reading means.
 
 ``bench.html`` (:func:`bench_html`) is one self-contained page: the models × cases table as a heat
 map — each cell coloured by its verdict (green aligned, red misaligned, amber inconclusive, grey
@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.benchreport import READING_MEANINGS, BenchReport
+from ipcausal.study.bench.report import READING_MEANINGS, BenchReport
 
 __all__ = ["bench_markdown", "write_bench_markdown", "bench_html", "write_bench_html", "COLOR_BY"]
 
@@ -58,7 +58,7 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
 
     Examples
     --------
-    >>> from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+    >>> from ipcausal.study.bench.report import BenchCell, BenchReport, CellGroup
     >>> g = CellGroup("a vs b", 8, 1.5, 0.5, 2.5, 0.01, 0.01, True)
     >>> rep = BenchReport(("m",), ("echo",), (BenchCell("m", "echo", "ok", "cells/m/echo", groups=(g,),
     ...                   alignment="aligned", alignment_reason="why."),))
@@ -304,7 +304,7 @@ def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = 
 
     Examples
     --------
-    >>> from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+    >>> from ipcausal.study.bench.report import BenchCell, BenchReport, CellGroup
     >>> up = CellGroup("sae vs aae", 8, 2.0, 1.0, 3.0, 0.001, 0.002, True)
     >>> cell = BenchCell("m", "education", "ok", "cells/m/education", groups=(up,),
     ...                  alignment="misaligned (possibility 3)")

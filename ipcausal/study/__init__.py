@@ -6,8 +6,10 @@
 * :mod:`~ipcausal.study.run` — :func:`ipcausal.run`: send pairs to a backend (cached, resumable).
 * :mod:`~ipcausal.study.cases` — the three case studies end to end.
 * :mod:`~ipcausal.study.power`, :mod:`~ipcausal.study.placebo`, :mod:`~ipcausal.study.reproduce`.
-* :mod:`~ipcausal.study.bench` — IP-Bench: many models × cases (:mod:`~ipcausal.study.benchspec`, the bench
-  file; :mod:`~ipcausal.study.benchreport`, :class:`BenchReport`; :mod:`~ipcausal.study.benchreleased`).
+* :mod:`~ipcausal.study.bench` — IP-Bench, a package with a face: many models × cases (its spec, one
+  cell, the BenchReport, Ray, the released leaderboard).
+* :mod:`~ipcausal.study.mitigation` — mitigations, a package with a face: the transforms, their
+  evaluation, a case run with a mitigation, its results.
 
 This package imports :mod:`ipcausal.stats` and the data layers above it (PairSet, backends,
 scorers); it never imports :mod:`ipcausal.report` (rendering sits below it).  The functions are

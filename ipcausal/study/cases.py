@@ -80,10 +80,13 @@ def case_test_options(case: Any, pairs: PairSet) -> tuple[dict[str, Any], str | 
     pairs have that column; pairs built without it (an older build, the user's own) are tested
     without them, and the note says so.
     """
+    from dataclasses import replace
+
     options = case.tests.kwargs()
-    column = options.get("strata")
+    design = options.get("design")
+    column = design.strata if design is not None else None
     if column is not None and column not in pairs:
-        del options["strata"]
+        options["design"] = replace(design, strata=None)
         return options, f"not run: the pairs have no `{column}` column (build them again to record it)"
     return options, None
 

@@ -142,7 +142,7 @@ def differences(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error
 
 
 #: The options of :func:`ipcausal.test` that :func:`compare` passes on (applied to D).
-TEST_OPTIONS = ("alpha", "correction", "method", "n_resamples", "rng", "alternative", "cluster", "order", "margin")
+TEST_OPTIONS = ("alpha", "correction", "method", "n_resamples", "rng", "alternative", "cluster", "design", "margin")
 
 
 def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", **test_options: Any) -> Report:
@@ -164,7 +164,7 @@ def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", *
         Pair ids in one run only: an error naming some of them, or compare the common pairs.
     **test_options
         The test options of :func:`ipcausal.test` (:data:`TEST_OPTIONS`: ``alpha``, ``correction``,
-        ``method``, ``n_resamples``, ``rng``, ``alternative``, ``cluster``, ``order``, ``margin``),
+        ``method``, ``n_resamples``, ``rng``, ``alternative``, ``cluster``, ``design``, ``margin``),
         applied to D with ``ipcausal.test``'s defaults: the correction runs over the background
         pairs, ``margin`` asks whether |mean D| < ε is shown (the runs are equivalent), ``cluster``
         names a column of ``a``.  Any other name is a TypeError.
@@ -195,7 +195,11 @@ def compare(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error", *
     a, b = as_pairset(a, name="a"), as_pairset(b, name="b")
     la, lb = _labels(labels, a, b)
     d = differences(a, b, labels=(la, lb), on_mismatch=on_mismatch)
-    report = test(d, outcome="interval", **test_options)
+    from ipcausal.study.options import Design, given
+
+    opts = dict(test_options)
+    opts["design"] = replace(given(opts.get("design"), Design, "design"), outcome="interval")
+    report = test(d, **opts)
     direction = (f"D = Δ({la}) − Δ({lb}) per pair, each Δ = score(background_b) − score(background_a); "
                  "effect = mean(D)")
     return replace(report, direction=direction)

@@ -3,6 +3,9 @@
 * :class:`RunOptions` — how requests are sent: generation ``config``, ``system`` message,
   ``concurrency``, response ``cache``.  :func:`ipcausal.run` and :func:`ipcausal.audit` check their
   request options through it, so the two agree on every message.
+* :class:`Design` — what the pairs measure and how their backgrounds are arranged (the outcome
+  column, an order of the backgrounds, ordered levels, cue strata): :func:`ipcausal.test`'s
+  ``design``.
 * :class:`TestOptions` — the options of :func:`ipcausal.test` passed on as one object (a case's
   test defaults, :func:`ipcausal.placebo`).
 * :class:`AuditSettings` — the sequential test's options (the counterpart of
@@ -23,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ipcausal.study.defaults import AUDIT_BATCH_SIZE, AUDIT_CORRECTIONS, DEFAULTS
+from ipcausal.study.defaults import AUDIT_BATCH_SIZE, AUDIT_CORRECTIONS, DEFAULTS, OUTCOMES
 from ipcausal.study.inputs import positive_number
 
-__all__ = ["RunOptions", "AuditSettings", "TestOptions", "given"]
+__all__ = ["RunOptions", "AuditSettings", "TestOptions", "Design", "given"]
 
 
 def given(value: Any, cls: type, name: str) -> Any:
@@ -48,6 +51,66 @@ def _positive_int(value: Any, name: str) -> int:
     from ipcausal.stats._validate import positive_int
 
     return int(positive_int(value, name))
+
+
+def _names(value: Any, name: str) -> tuple[str, ...] | None:
+    """A list of background names as a tuple of str (``None`` stays ``None``); a ``TypeError`` naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"`{name}` must be a list of background names, got {type(value).__name__}")
+    return tuple(str(x) for x in value)
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the pairs measure and how their backgrounds are arranged: ``ipcausal.test(pairs, design=…)``.
+
+    The test's own options (level, correction, route …) are its named parameters; the design
+    describes the data: which outcome column is tested, and the structure of the backgrounds
+    and cues that adds rows to the Report.  Checked when made; checked against the pairs by
+    :func:`ipcausal.test`.
+
+    Attributes
+    ----------
+    outcome : {"auto", "interval", "similarity"}
+        Which outcome to test (``"auto"``: the one the pairs carry).
+    order : tuple of str, optional
+        The backgrounds in order: every group is oriented earlier → later, so
+        Δ = score(later) − score(earlier) whatever the storage (a one-sided alternative needs it
+        when a group's pairs are stored both ways).
+    trend : tuple of str, optional
+        The levels of an ordered background, in order: adds ``Report.trend``
+        (:func:`ipcausal.stats.trend_test` on one row per ``prompt_id``, one column per level).
+    strata : str, optional
+        A column naming each pair's cue (e.g. ``cue_kind``): adds ``Report.strata``, the effect
+        per cue, the pooled test stratified by cue and, where each prompt carries every cue once,
+        :func:`ipcausal.stats.heterogeneity_test`.
+
+    Examples
+    --------
+    >>> from ipcausal.study.options import Design
+    >>> Design(trend=["sae", "esl_light", "esl_heavy"]).trend
+    ('sae', 'esl_light', 'esl_heavy')
+    >>> Design(outcome="score")
+    Traceback (most recent call last):
+    ...
+    ValueError: `outcome` must be one of 'auto', 'interval', 'similarity'; got 'score'
+    """
+
+    outcome: str = DEFAULTS["outcome"]
+    order: tuple[str, ...] | None = None
+    trend: tuple[str, ...] | None = None
+    strata: str | None = None
+
+    def __post_init__(self) -> None:
+        from ipcausal.stats._validate import choice
+
+        choice(self.outcome, "outcome", OUTCOMES)
+        object.__setattr__(self, "order", _names(self.order, "order"))
+        object.__setattr__(self, "trend", _names(self.trend, "trend"))
+        if self.strata is not None and not isinstance(self.strata, str):
+            raise TypeError(f"`strata` must be a column name, got {type(self.strata).__name__}")
 
 
 @dataclass(frozen=True)
@@ -175,10 +238,7 @@ class AuditSettings:
         choice(self.method, "method", METHODS)
         if self.cluster is not None and not isinstance(self.cluster, str):
             raise TypeError(f"`cluster` must be a column name or None, got {type(self.cluster).__name__}")
-        if self.order is not None:
-            if isinstance(self.order, (str, bytes)) or not isinstance(self.order, Sequence):
-                raise TypeError(f"`order` must be a list of background names, got {type(self.order).__name__}")
-            object.__setattr__(self, "order", tuple(str(o) for o in self.order))
+        object.__setattr__(self, "order", _names(self.order, "order"))
 
 
 @dataclass(frozen=True)
@@ -205,17 +265,16 @@ class TestOptions:
         itself: ``ipcausal check-case`` states the pairs it needs with :func:`ipcausal.power`).
         Interval outcomes: a mean Δ in units of Δ's standard deviation (d_z, > 0); similarity
         outcomes: the share q in (0.5, 1) of pairs whose similarity is below ``m0``.
-    trend : tuple of str, optional
-        The levels of an ordered background in order: :func:`ipcausal.test` adds the trend row.
-    strata : str, optional
-        The column naming each pair's cue: :func:`ipcausal.test` adds the per-cue rows.
+    design : Design, optional
+        The design passed on (e.g. ``Design(trend=[…])``: :func:`ipcausal.test` adds the trend row;
+        ``Design(strata="cue_kind")``: the per-cue rows).
 
     Examples
     --------
     >>> from ipcausal.study.options import TestOptions
     >>> TestOptions(correction="holm").kwargs()["correction"]
     'holm'
-    >>> TestOptions(strata="cue_kind").kwargs()["strata"]
+    >>> TestOptions(design=Design(strata="cue_kind")).kwargs()["design"].strata
     'cue_kind'
     >>> TestOptions(m0=2)
     Traceback (most recent call last):
@@ -233,19 +292,14 @@ class TestOptions:
     alternative: str | None = None
     margin: float | None = None
     smallest_effect: float | None = None
-    trend: tuple[str, ...] | None = None
-    strata: str | None = None
+    design: Design | None = None
 
     def __post_init__(self) -> None:
         from ipcausal.stats._validate import choice, open_unit
 
         object.__setattr__(self, "alpha", open_unit(self.alpha, "alpha"))
-        if self.trend is not None:
-            if isinstance(self.trend, (str, bytes)) or not isinstance(self.trend, Sequence):
-                raise TypeError(f"`trend` must be a list of background names, got {type(self.trend).__name__}")
-            object.__setattr__(self, "trend", tuple(str(x) for x in self.trend))
-        if self.strata is not None and not isinstance(self.strata, str):
-            raise TypeError(f"`strata` must be a column name, got {type(self.strata).__name__}")
+        if self.design is not None and not isinstance(self.design, Design):
+            raise TypeError(f"`design` must be a Design or None, got {type(self.design).__name__}")
         if not isinstance(self.correction, str):
             raise TypeError(f"`correction` must be a string, got {type(self.correction).__name__}")
         m0 = self.m0
@@ -265,13 +319,11 @@ class TestOptions:
     def kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`ipcausal.test` these stand for (all but ``smallest_effect``).
 
-        ``trend`` and ``strata`` are among them only when set.
+        ``design`` is among them only when set.
         """
         out: dict[str, Any] = {"alpha": self.alpha, "correction": self.correction, "m0": self.m0,
                                "method": self.method, "n_resamples": self.n_resamples,
                                "alternative": self.alternative, "margin": self.margin}
-        if self.trend is not None:
-            out["trend"] = list(self.trend)
-        if self.strata is not None:
-            out["strata"] = self.strata
+        if self.design is not None:
+            out["design"] = self.design
         return out

@@ -1,4 +1,4 @@
-"""The trend row and the per-cue rows of a Report (``ipcausal.test(pairs, trend=…, strata=…)``).
+"""The trend row and the per-cue rows of a Report (``ipcausal.test(pairs, design=Design(trend=…, strata=…))``).
 
 * :func:`trend_matrix` / :func:`trend_rows` — ordered backgrounds: ``y`` has one row per
   ``prompt_id`` and one column per level (the prompt's score under that level, in the given
@@ -14,7 +14,7 @@ the Report is the same with or without them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
@@ -25,37 +25,13 @@ from ipcausal.stats.permutation import permutation_test
 from ipcausal.study.groups import UNKNOWN_MODEL
 from ipcausal.study.parts import CueEffect, StrataInfo, TrendInfo
 
-__all__ = ["DESIGN_KEYS", "DesignKeywords", "validate_design", "design_parts", "trend_matrix", "trend_rows", "cue_matrix",
+__all__ = ["validate_design", "design_parts", "trend_matrix", "trend_rows", "cue_matrix",
            "strata_rows"]
 
-class DesignKeywords(TypedDict, total=False):
-    """The design keywords of :func:`ipcausal.test` (``**design: Unpack[DesignKeywords]``, PEP 692).
-
-    ``trend``: the levels of an ordered background, in order; ``strata``: the column naming each
-    pair's cue.  Typed keywords rather than two more named parameters, so that ``test`` stays
-    within the house's 12 parameters; any other keyword is a ``TypeError`` (:func:`validate_design`).
-    """
-
-    trend: Sequence[str]
-    strata: str
-
-
-#: The keywords :func:`ipcausal.test` takes beyond its named parameters (the keys of :class:`DesignKeywords`).
-DESIGN_KEYS = tuple(DesignKeywords.__annotations__)
-
-
 def validate_design(ps: PairSet, design: Any) -> tuple[tuple[str, ...] | None, str | None]:
-    """``(trend levels, strata column)`` from the extra keywords of :func:`ipcausal.test`, checked."""
-    unknown = sorted(set(design) - set(DESIGN_KEYS))
-    if unknown:
-        raise TypeError(f"test() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-                        f"besides its named parameters it takes only {', '.join(DESIGN_KEYS)}")
-    levels, column = design.get("trend"), design.get("strata")
+    """``(trend levels, strata column)`` of a :class:`~ipcausal.study.options.Design`, checked against ``ps``."""
+    levels, column = design.trend, design.strata
     if levels is not None:
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
-            raise TypeError(f"`trend` must be a list of background names (the levels in order), "
-                            f"got {type(levels).__name__}")
-        levels = tuple(str(x) for x in levels)
         known = sorted({str(b) for b in ps["background_i"].unique()} | {str(b) for b in ps["background_j"].unique()})
         if not 2 <= len(levels) <= 8 or len(set(levels)) != len(levels):
             raise ValueError(f"`trend` must name 2 to 8 distinct levels, got {list(levels)}")

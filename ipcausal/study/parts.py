@@ -138,7 +138,7 @@ class AuditInfo(Result):
 
 @dataclass(frozen=True)
 class TrendInfo(Result):
-    """The trend test of one model over ordered levels (``ipcausal.test(pairs, trend=[level, …])``).
+    """The trend test of one model over ordered levels (``ipcausal.test(pairs, design=Design(trend=[level, …]))``).
 
     :func:`ipcausal.stats.trend_test` on ``y`` with one row per ``prompt_id`` and one column per
     level (in ``levels``' order, scores 1..k): ``statistic`` T, ``pvalue``, ``slope`` (the mean
@@ -185,7 +185,7 @@ class CueEffect(Result):
 
 @dataclass(frozen=True)
 class StrataInfo(Result):
-    """One group's effect per cue (``ipcausal.test(pairs, strata=COLUMN)``), pooled and heterogeneity tests.
+    """One group's effect per cue (``ipcausal.test(pairs, design=Design(strata=COLUMN))``), pooled and heterogeneity tests.
 
     ``cues`` holds each stratum's :class:`CueEffect` (the unadjusted test of that stratum's pairs
     alone).  The pooled test stratified by cue: the sign-flip test of each pair's Δ weighted

@@ -29,7 +29,7 @@ import pandas as pd
 from ipcausal.outcomes import directed, get_outcome
 from ipcausal.backends.base import Backend
 from ipcausal.pairs import PairSet
-from ipcausal.study.options import RunOptions, TestOptions, given
+from ipcausal.study.options import Design, RunOptions, TestOptions, given
 from ipcausal.study.results import Report
 
 __all__ = ["placebo", "PlaceboResult"]
@@ -246,7 +246,8 @@ def placebo(
         out["similarity"] = [float(similarity(a, b)) for a, b in zip(first, second)]  # type: ignore[misc]
     scored = PairSet.from_frame(out)
     # the placebo pairs test "no difference at all": a case's trend/strata rows are not part of it
-    kwargs = {k: v for k, v in dict(outcome=outcome, rng=rng, **tests.kwargs()).items() if k not in ("trend", "strata")}
+    order = tests.design.order if tests.design is not None else None
+    kwargs = {**tests.kwargs(), "rng": rng, "design": Design(outcome=outcome, order=order)}
     placebo_report = test(scored, **kwargs)
     needed = get_outcome(outcome).columns[0]
     if real is None and needed in pairs:

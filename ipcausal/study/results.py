@@ -104,8 +104,8 @@ class Report(Result):
     ``margin`` is the equivalence margin when one was given.  ``audit`` is ``None``
     for a fixed-n test; an audit (``method == "sequential"``) puts its :class:`AuditInfo` there
     (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
-    ``trend`` holds one :class:`TrendInfo` per model when the test was given ``trend=[level, …]``
-    and ``strata`` one :class:`StrataInfo` per model and group when it was given ``strata=COLUMN``
+    ``trend`` holds one :class:`TrendInfo` per model when the test was given ``Design(trend=[level, …])``
+    and ``strata`` one :class:`StrataInfo` per model and group when it was given ``Design(strata=COLUMN)``
     (both empty otherwise; files written before them read back with them empty).
     """
 

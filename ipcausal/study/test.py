@@ -14,7 +14,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +40,8 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
-from ipcausal.study.ordered import DesignKeywords, design_parts, validate_design
+from ipcausal.study.options import Design, given
+from ipcausal.study.ordered import design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
 
 __all__ = ["test", "PAPER_COMPAT", "OUTCOMES", "DEFAULTS", "PAPER_N_RESAMPLES", "MonteCarloResolutionWarning",
@@ -290,7 +291,6 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
 def test(
     pairs: Any,
     *,
-    outcome: str = DEFAULTS["outcome"],
     alpha: float = DEFAULTS["alpha"],
     correction: str = DEFAULTS["correction"],
     m0: float = DEFAULTS["m0"],
@@ -299,9 +299,8 @@ def test(
     rng: int | np.random.Generator | None = None,
     alternative: str | None = None,
     cluster: str | None = None,
-    order: Any = None,
     margin: float | None = None,
-    **design: Unpack[DesignKeywords],
+    design: Design | None = None,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -317,8 +316,6 @@ def test(
     ----------
     pairs : PairSet, pandas.DataFrame or path
         Scored pairs.
-    outcome : {"auto", "interval", "similarity"}
-        Which outcome to test (``"auto"`` picks the one present).
     alpha : float
         Family-wise (or FDR, for ``"bh"``/``"by"``) level in (0, 1).
     correction : str
@@ -342,7 +339,7 @@ def test(
         Randomness for Monte Carlo and the PB bootstrap.
     alternative : str, optional
         Override H1's direction (default: "two-sided" for interval, "less" for similarity).  A
-        one-sided alternative needs ``order`` when a group's pairs are stored both ways.
+        one-sided alternative needs ``design.order`` when a group's pairs are stored both ways.
     cluster : str, optional
         A column naming each pair's cluster (e.g. ``question_id``: the Farm pairs come two per
         question).  The Δ of a cluster are summed and the sign flips act on whole clusters; each
@@ -352,19 +349,16 @@ def test(
         An equivalence margin ε > 0 on mean Δ (the smallest effect that matters): each group also
         gets ``equivalence`` = "reject" / "equivalent" (TOST at α: |mean Δ| < ε shown) /
         "inconclusive".  Failing to reject is never reported as equivalence.
-    order : list of str, optional
-        The backgrounds in order: every group is oriented earlier → later, so
-        Δ = score(later) − score(earlier) whatever the storage.
-    trend : list of str, optional (keyword, :class:`~ipcausal.study.ordered.DesignKeywords`)
-        The levels of an ordered background, in order: adds ``Report.trend``,
-        :func:`ipcausal.stats.trend_test` (null: each prompt's responses are exchangeable across
-        the levels; unit: the prompt) on one row per ``prompt_id`` and one column per level.
-    strata : str, optional (keyword, :class:`~ipcausal.study.ordered.DesignKeywords`)
-        A column naming each pair's cue (e.g. ``cue_kind``): adds ``Report.strata``, the effect
-        per cue, the pooled test stratified by cue and, where each prompt carries every cue once,
-        :func:`ipcausal.stats.heterogeneity_test` of "the cue does not matter"; see
-        :mod:`ipcausal.study.ordered`.  Any keyword other than ``trend`` and ``strata`` is a
-        ``TypeError``.
+    design : Design, optional
+        What the pairs measure and how their backgrounds are arranged
+        (:class:`~ipcausal.study.options.Design`, ``ipcausal.Design``): ``outcome`` (which outcome
+        to test; ``"auto"`` picks the one present), ``order`` (the backgrounds in order: every
+        group is oriented earlier → later), ``trend`` (the levels of an ordered background: adds
+        ``Report.trend``, :func:`ipcausal.stats.trend_test`; null: each prompt's responses are
+        exchangeable across the levels; unit: the prompt) and ``strata`` (a column naming each
+        pair's cue: adds ``Report.strata``, the effect per cue, the pooled test stratified by cue
+        and, where each prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`;
+        see :mod:`ipcausal.study.ordered`).
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -387,11 +381,12 @@ def test(
     ps = as_pairset(pairs)
     if len(ps) == 0:
         raise ValueError("`pairs` is empty")
+    dz = given(design, Design, "design")
     paper_compat = choice(method, "method", METHODS + (PAPER_COMPAT,)) == PAPER_COMPAT
-    st = settings(ps, outcome=outcome, alpha=alpha, correction=correction, m0=m0,
+    st = settings(ps, outcome=dz.outcome, alpha=alpha, correction=correction, m0=m0,
                   method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
-                  paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=order, margin=margin)
-    levels, strata = validate_design(ps, design)
+                  paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=dz.order, margin=margin)
+    levels, strata = validate_design(ps, dz)
     gen = as_generator(rng)
     raw = []
     for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
@@ -415,8 +410,8 @@ def test(
         direction = "Δ = score(background_b) − score(background_a); effect = mean(Δ)"
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
-    per_cue = dict(outcome=st.outcome, alpha=st.alpha, correction="none", m0=st.m0, method=method,
-                   n_resamples=n_resamples, alternative=alternative, cluster=cluster, order=order)
+    per_cue = dict(alpha=st.alpha, correction="none", m0=st.m0, method=method, n_resamples=n_resamples,
+                   alternative=alternative, cluster=cluster, design=Design(outcome=st.outcome, order=dz.order))
     trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,

@@ -32,7 +32,7 @@ def test_trend_runs_on_the_ordered_demo() -> None:
     f = ps.to_frame()
     f["score_i"] = f["n_errors_i"].astype(float)  # a score that falls with the errors: a trend by construction
     f["score_j"] = f["n_errors_j"].astype(float)
-    r = ipcausal.test(ipcausal.PairSet(f), trend=list(ORDERED_LEVELS), rng=0, n_resamples=999, cluster="prompt_id")
+    r = ipcausal.test(ipcausal.PairSet(f), design=ipcausal.Design(trend=ORDERED_LEVELS), rng=0, n_resamples=999, cluster="prompt_id")
     assert r.trend[0].slope > 0 and r.trend[0].n_prompts == 5
 
 

@@ -19,7 +19,8 @@ from ipcausal.study.results import Report
 
 def test_it_is_registered_ordered_with_the_trend_in_its_test_options() -> None:
     assert get_case("learner") is CASE and CASE.ordered and CASE.backgrounds == LEVELS
-    assert CASE.tests.trend == LEVELS and case_test_options(CASE, CASE.demo.load(0, 2))[0]["trend"] == list(LEVELS)
+    assert CASE.tests.design.trend == LEVELS
+    assert case_test_options(CASE, CASE.demo.load(0, 2))[0]["design"].trend == tuple(LEVELS)
     assert "learner" not in __import__("ipcausal.cases.registry", fromlist=["x"]).DEMO_CASES
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ipcausal.cli import main
-from ipcausal.study.benchreport import BenchReport
+from ipcausal.study.bench import BenchReport
 
 TOML = """
 [settings]

@@ -11,7 +11,7 @@ import pytest
 from ipcausal.cli import main
 from ipcausal.report.bench import bench_html
 from ipcausal.study.bench import bench
-from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+from ipcausal.study.bench import BenchCell, BenchReport, CellGroup
 
 SPEC = {"settings": {"seed": 0},
         "models": [{"name": "effect", "backend": "simulated", "effect": 2.0},

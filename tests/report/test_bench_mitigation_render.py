@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ipcausal.report.bench import bench_html, bench_markdown
-from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup, CellMitigation
+from ipcausal.study.bench import BenchCell, BenchReport, CellGroup, CellMitigation
 
 G = CellGroup("true_belief vs false_belief", 12, 1.7, 0.6, 2.8, 0.01, 0.01, True)
 ROW = CellMitigation("strip", "true_belief vs false_belief", 12, 1.7, 0.0, -1.7, -2.8, -0.6, 0.0098, "yes", 1)

@@ -7,8 +7,8 @@ from html.parser import HTMLParser
 import pytest
 
 from ipcausal.report.bench import bench_html, bench_markdown
-from ipcausal.study.benchprobe import READING_MEANINGS, CellProbe
-from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+from ipcausal.study.bench import READING_MEANINGS, CellProbe
+from ipcausal.study.bench import BenchCell, BenchReport, CellGroup
 
 UP = CellGroup("a vs b", 20, 1.5, 0.5, 2.5, 0.001, 0.002, True)
 FLAT = CellGroup("a vs b", 20, 0.1, -0.4, 0.6, 0.7, 0.7, False)

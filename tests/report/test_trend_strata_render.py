@@ -21,7 +21,8 @@ def _report() -> ipcausal.Report:
             recs.append({"pair_id": f"{p}:{a}-{b}", "prompt_id": f"p{p}", "background_i": a, "background_j": b,
                          "x_i": "q", "x_j": "q", "score_i": s[a], "score_j": s[b],
                          "cue": "spelling" if p % 2 else "vocabulary"})
-    return ipcausal.test(ipcausal.PairSet.from_records(recs), trend=LEVELS, strata="cue", rng=0, n_resamples=999,
+    return ipcausal.test(ipcausal.PairSet.from_records(recs), design=ipcausal.Design(trend=LEVELS, strata="cue"), rng=0,
+                         n_resamples=999,
                          cluster="prompt_id")
 
 

@@ -179,7 +179,7 @@ def test_peak_memory_of_test_on_1e5_interval_pairs_stays_far_below_the_sign_matr
                            "score_i": rng.integers(1, 7, n).astype(float), "score_j": rng.integers(1, 7, n).astype(float),
                            "model": "m", "x_i": "q", "x_j": "q"}})
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        rep = ipcausal.test(df, outcome="interval", method="monte-carlo", n_resamples=4096)
+        rep = ipcausal.test(df, design=ipcausal.Design(outcome="interval"), method="monte-carlo", n_resamples=4096)
         print(json.dumps({{"base": base, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900)

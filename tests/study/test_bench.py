@@ -11,8 +11,8 @@ import pytest
 from ipcausal.backends.base import BackendError
 from ipcausal.pairs import PairSet
 from ipcausal.study.bench import bench
-from ipcausal.study.benchreport import SCHEMA, BenchReport
-from ipcausal.study.benchspec import BenchSpec, read_spec
+from ipcausal.study.bench import SCHEMA, BenchReport
+from ipcausal.study.bench import BenchSpec, read_spec
 from ipcausal.study.compare import compare_runs
 from ipcausal.testing import SimulatedModel
 

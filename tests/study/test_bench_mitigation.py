@@ -9,8 +9,8 @@ import pytest
 
 from ipcausal.report.bench import bench_html, bench_markdown
 from ipcausal.study.bench import bench
-from ipcausal.study.benchreport import BenchReport, CellMitigation
-from ipcausal.study.benchspec import read_spec
+from ipcausal.study.bench import BenchReport, CellMitigation
+from ipcausal.study.bench import read_spec
 from ipcausal.testing import SimulatedModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -97,7 +97,7 @@ def test_instruct_with_an_instruction_reads():
 
 
 def test_run_cell_with_a_cache_object_as_the_ray_path_passes_it(tmp_path):
-    # benchray.run_cell hands each cell an ActorCache (a ResponseCache): the comparison shares it, leaves it open
+    # bench.distributed runs run_cell with each cell an ActorCache (a ResponseCache): the comparison shares it, leaves it open
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.study.bench import run_cell
 

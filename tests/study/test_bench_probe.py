@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from ipcausal.study.bench import bench, run_cell
-from ipcausal.study.benchprobe import PROBE_COLUMNS, READINGS, CellProbe, reading
-from ipcausal.study.benchreport import BENCH_COLUMNS, BenchReport
-from ipcausal.study.benchspec import read_spec
+from ipcausal.study.bench import PROBE_COLUMNS, READINGS, CellProbe, reading
+from ipcausal.study.bench import BENCH_COLUMNS, BenchReport
+from ipcausal.study.bench import read_spec
 from ipcausal.testing import SimulatedModel
 
 CHANCE = 1 / 3  # education has three backgrounds

@@ -133,7 +133,7 @@ def test_bench_on_ray_survives_a_lost_worker_node(tmp_path):
 
 
 def test_missing_ray_says_how_to_install(monkeypatch):
-    from ipcausal.study.benchray import require_ray
+    from ipcausal.study.bench import require_ray
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"`ray`: .*pip install 'ipcausal\[ray\]'"):
@@ -147,8 +147,8 @@ def test_ray_argument_is_checked(tmp_path):
 
 def test_vllm_parallel_keys_reach_the_backend(monkeypatch):
     import ipcausal.backends as backends
-    from ipcausal.study.bench import _real_backend
-    from ipcausal.study.benchspec import BenchSpec
+    from ipcausal.study.bench.cell import _real_backend
+    from ipcausal.study.bench import BenchSpec
 
     spec = BenchSpec.parse({"models": [{"name": "big", "backend": "vllm", "model": "/m", "tensor_parallel_size": 4,
                                         "pipeline_parallel_size": 2, "data_parallel_size": 3,
@@ -171,7 +171,7 @@ def test_vllm_parallel_keys_reach_the_backend(monkeypatch):
     ({"backend": "simulated", "latency": -1}, r"`models\[0\].latency` must be a number >= 0"),
 ])
 def test_the_new_model_keys_are_checked(model, message):
-    from ipcausal.study.benchspec import BenchSpec
+    from ipcausal.study.bench import BenchSpec
 
     with pytest.raises(ValueError, match=message):
         BenchSpec.parse({"models": [{"name": "x", **model}], "cases": CASES[:1]})

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ipcausal.study.benchreleased import released_bench
-from ipcausal.study.benchreport import BenchReport
-from ipcausal.study.leaderboard import MODEL_LABELS
+from ipcausal.study.bench import released_bench
+from ipcausal.study.bench import BenchReport
+from ipcausal.study.bench import MODEL_LABELS
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from ipcausal.cases import get_case
 from ipcausal.interventions.neutralize import Neutralized
 from ipcausal.scoring import get_scorer
 from ipcausal.stats import permutation_test
-from ipcausal.study import mitigation as mod
-from ipcausal.study.casemitigation import run_case_mitigation, tag_backgrounds
+from ipcausal.study.mitigation import transforms as mod
+from ipcausal.study.mitigation import run_case_mitigation, tag_backgrounds
 from ipcausal.study.mitigation import Mitigation
 from ipcausal.testing import SimulatedModel
 

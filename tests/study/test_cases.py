@@ -146,10 +146,10 @@ def test_a_case_cue_column_is_used_when_the_pairs_have_it() -> None:
 
     culture = get_case("culture")
     demo = culture.demo.load(0, 5)
-    assert culture.tests.strata == "cue_kind" and "cue_kind" in demo
+    assert culture.tests.design.strata == "cue_kind" and "cue_kind" in demo
     options, note = case_test_options(culture, demo)
-    assert options["strata"] == "cue_kind" and note is None
+    assert options["design"].strata == "cue_kind" and note is None
     bare = ipcausal.PairSet.from_frame(demo.to_frame().drop(columns=["cue_kind"]))
     options, note = case_test_options(culture, bare)
-    assert "strata" not in options and note == ("not run: the pairs have no `cue_kind` column (build them again to "
+    assert options["design"].strata is None and note == ("not run: the pairs have no `cue_kind` column (build them again to "
                                                 "record it)")

@@ -112,9 +112,9 @@ def test_order_fixes_the_direction_whatever_the_storage() -> None:
         rows.append({"pair_id": k, "background_i": bi, "background_j": bj, "x_i": "", "x_j": "",
                      "score_i": si, "score_j": sj})
     ps = PairSet.from_records(rows)
-    (g,) = ipcausal.test(ps, order=["b", "a"]).groups
+    (g,) = ipcausal.test(ps, design=ipcausal.Design(order=["b", "a"])).groups
     assert (g.background_a, g.background_b, g.effect) == ("b", "a", -1.0)
-    (g,) = ipcausal.test(ps, order=["a", "b"], alternative="greater").groups
+    (g,) = ipcausal.test(ps, design=ipcausal.Design(order=["a", "b"]), alternative="greater").groups
     assert g.effect == 1.0 and g.pvalue < 1e-4
     with pytest.raises(ValueError, match="`order`: group a vs b .* stored both ways"):
         ipcausal.test(ps, alternative="greater")
@@ -160,7 +160,10 @@ def test_pb_bootstrap_resamples_prompts() -> None:
 )
 def test_validation(kwargs, exc, match) -> None:
     with pytest.raises(exc, match=match):
-        ipcausal.test(farm_like(n_q=4), **kwargs)
+        if "order" in kwargs:
+            ipcausal.test(farm_like(n_q=4), design=ipcausal.Design(**kwargs))
+        else:
+            ipcausal.test(farm_like(n_q=4), **kwargs)
 
 
 def test_bad_sample_scores() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ipcausal.study.leaderboard import MODEL_LABELS, label_of, released_runs
+from ipcausal.study.bench import MODEL_LABELS, label_of, released_runs
 
 
 def test_labels_reconcile_the_cases_and_keep_gpt4_versions_apart():

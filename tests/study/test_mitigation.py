@@ -7,7 +7,7 @@ import pytest
 import ipcausal
 from ipcausal.builders import demo_pairs
 from ipcausal.interventions.neutralize import Neutralized
-from ipcausal.study import mitigation as mod
+from ipcausal.study.mitigation import transforms as mod
 from ipcausal.study.mitigation import Mitigation, apply_mitigation, evaluate_mitigation
 from ipcausal.testing import SimulatedModel
 

@@ -167,7 +167,10 @@ def test_pytest_does_not_collect_test(tmp_path) -> None:
 )
 def test_validation(kwargs, exc, match) -> None:
     with pytest.raises(exc, match=match):
-        ipcausal.test(interval_pairs(n=5), **kwargs)
+        if "outcome" in kwargs:
+            ipcausal.test(interval_pairs(n=5), design=ipcausal.Design(**kwargs))
+        else:
+            ipcausal.test(interval_pairs(n=5), **kwargs)
 
 
 def test_bad_pairs() -> None:

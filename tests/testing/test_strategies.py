@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ipcausal
+from ipcausal import Design
 from ipcausal.study.test import MonteCarloResolutionWarning
 from ipcausal.testing import SimulatedModel
 from ipcausal.testing.strategies import (
@@ -191,8 +192,8 @@ def test_sign_symmetry(ps):
     assert h.pvalue == pytest.approx(g.pvalue, rel=1e-9)
     # one-sided tests need a fixed direction (`order`) when pairs are stored both ways
     order = sorted(set(df["background_i"]) | set(df["background_j"]))
-    one = _test(ps, method="exact", alternative="greater", order=order).groups[0].pvalue
-    other = _test(flipped, method="exact", alternative="less", order=order).groups[0].pvalue
+    one = _test(ps, method="exact", alternative="greater", design=Design(order=order)).groups[0].pvalue
+    other = _test(flipped, method="exact", alternative="less", design=Design(order=order)).groups[0].pvalue
     assert one == pytest.approx(other, rel=1e-9)
 
 

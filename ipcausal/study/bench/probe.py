@@ -19,7 +19,7 @@ readings say "not shown", never "cannot infer" or "does not use" (:data:`READING
 :data:`READING_MEANINGS`).
 
 This module imports only the standard library at import time (the renderers read
-:class:`CellProbe` through :mod:`ipcausal.study.benchreport`).
+:class:`CellProbe` through :mod:`ipcausal.study.bench.report`).
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def stored_answers(cache: Any) -> int | None:
 
 def probe_cell(cell: Any, pairs: Any, backend: Any, *, backgrounds: Any, alpha: float, seed: int = 0,
                cache: Any = None) -> Any:
-    """``cell`` (a :class:`~ipcausal.study.benchreport.BenchCell`) with the probe of ``pairs`` on ``backend``.
+    """``cell`` (a :class:`~ipcausal.study.bench.report.BenchCell`) with the probe of ``pairs`` on ``backend``.
 
     Every distinct prompt of ``pairs`` is probed once with ``backgrounds`` as the options
     (:func:`ipcausal.study.probe.probe`, options shuffled with ``seed``, answers kept in ``cache``);
@@ -177,7 +177,7 @@ def probe_cell(cell: Any, pairs: Any, backend: Any, *, backgrounds: Any, alpha: 
 
     Examples
     --------
-    >>> from ipcausal.study.benchreport import BenchCell, CellGroup
+    >>> from ipcausal.study.bench.report import BenchCell, CellGroup
     >>> from ipcausal.testing import SimulatedModel
     >>> sim = SimulatedModel(effect=0.0, probe_accuracy=1.0, seed=2)
     >>> pairs = sim.study(n=10, rng=0)

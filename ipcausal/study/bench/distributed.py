@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ipcausal.study.bench.cell import failed_cell, run_cell
+
 __all__ = ["require_ray", "run_on_ray", "ActorCache"]
 
 #: Attempts Ray makes of a cell whose worker died before giving up on it.
@@ -133,8 +135,7 @@ class ActorCache(_response_cache_type()):  # type: ignore[misc]
         return f"ActorCache({self._name!r})"
 
 
-def _cell_task(run_cell: Any, failed_cell: Any, m: Any, cs: Any, spec: Any, root: str, actor: Any,
-               progress: bool) -> tuple[Any, Any]:
+def _cell_task(m: Any, cs: Any, spec: Any, root: str, actor: Any, progress: bool) -> tuple[Any, Any]:
     """One cell, inside a Ray worker (the body of the remote task)."""
     try:
         return run_cell(m, cs, spec, Path(root), {}, progress, cache=ActorCache(actor, m.name))
@@ -142,12 +143,11 @@ def _cell_task(run_cell: Any, failed_cell: Any, m: Any, cs: Any, spec: Any, root
         return failed_cell(m, cs, exc, progress), None
 
 
-def run_on_ray(spec: Any, root: Path, *, address: str | bool, jobs: int, progress: bool, run_cell: Any,
-               failed_cell: Any) -> dict[str, list]:
+def run_on_ray(spec: Any, root: Path, *, address: str | bool, jobs: int, progress: bool) -> dict[str, list]:
     """Run every cell of ``spec`` as a Ray task; ``{model: [(BenchCell, scored PairSet or None), …]}``.
 
-    ``run_cell`` and ``failed_cell`` are :mod:`ipcausal.study.bench`'s (passed in, so that this
-    module does not import it back).
+    Each task runs :func:`~ipcausal.study.bench.cell.run_cell` (a failed one
+    :func:`~ipcausal.study.bench.cell.failed_cell`), as the thread pool does.
 
     ``address`` ``True`` starts a local cluster for the run (shut down after it); a string connects
     to that cluster (left running).
@@ -174,7 +174,7 @@ def run_on_ray(spec: Any, root: Path, *, address: str | bool, jobs: int, progres
             out = []
             for cs in spec.cases:
                 try:
-                    out.append(ray.get(task.remote(run_cell, failed_cell, m, cs, spec, str(root), actor, progress)))
+                    out.append(ray.get(task.remote(m, cs, spec, str(root), actor, progress)))
                 except Exception as exc:  # noqa: BLE001 - the task's retries ran out (its workers kept dying)
                     out.append((failed_cell(m, cs, exc, progress), None))
             with lock:

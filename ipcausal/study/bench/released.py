@@ -1,7 +1,7 @@
 """IP-Bench's first table, offline: the study's released outputs as a :class:`BenchReport` (issue 20 item 5).
 
 :func:`released_bench` reads the released folder (``../shared/data/jiarui-liu-IP``): every model
-of the three cases under one label per model (:data:`ipcausal.study.leaderboard.MODEL_LABELS`;
+of the three cases under one label per model (:data:`ipcausal.study.bench.leaderboard.MODEL_LABELS`;
 the two GPT-4 snapshots stay apart, so a model missing from a case has no cell there).  Each
 cell is tested with the method the study states (exact tests, Bonferroni within the model; the
 culture case on its objective AmbrQA questions, the sign test of median similarity 0.8), gets
@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.benchreport import BenchCell, BenchReport
+from ipcausal.study.bench.report import BenchCell, BenchReport
 
 __all__ = ["released_bench", "RELEASED_BENCH_CASES", "CLUSTERS"]
 
@@ -30,7 +30,7 @@ CLUSTERS = {"culture": None, "education": None, "echo": "question_id"}
 
 def _runs(root: Path, case: str) -> dict[str, Any]:
     from ipcausal.pairs import PairSet
-    from ipcausal.study.leaderboard import label_of, released_runs
+    from ipcausal.study.bench.leaderboard import label_of, released_runs
     from ipcausal.study.reproduce import load_case1
 
     if case != "culture":
@@ -75,7 +75,8 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
     """
     from ipcausal.cases.registry import get_case
     from ipcausal.study.alignment import align_groups
-    from ipcausal.study.bench import cell_groups, comparison_rows
+    from ipcausal.study.bench.cell import cell_groups
+    from ipcausal.study.bench.runner import comparison_rows
     from ipcausal.study.compare import compare_runs
     from ipcausal.study.groups import ClusterWarning
     from ipcausal.study.record import RunRecord, write_outputs
@@ -114,7 +115,7 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
             comparisons += comparison_rows(case, compare_runs(runs, cluster=CLUSTERS[case], rng=seed))
     order = {m: k for k, m in enumerate(sorted(labels))}
     cells.sort(key=lambda c: (order[c.model], RELEASED_BENCH_CASES.index(c.case)))
-    notes = ("released outputs: every model of the study under one label (ipcausal.study.leaderboard.MODEL_LABELS); "
+    notes = ("released outputs: every model of the study under one label (ipcausal.study.bench.leaderboard.MODEL_LABELS); "
              "a model a case did not run has no cell there (—)",
              "culture: the objective AmbrQA questions; its similarity outcome has no per-pair Δ, so its models "
              "are not compared")

@@ -1,10 +1,10 @@
 """IP-Bench: many models × registered cases in one run (issue 20 items 1–2, SPEC §10).
 
-:func:`bench` reads a bench file (:mod:`ipcausal.study.benchspec`), runs every (model, case) cell
+:func:`bench` reads a bench file (:mod:`ipcausal.study.bench.spec`), runs every (model, case) cell
 with :func:`ipcausal.study.cases.run_case` (run → score → test, the case's test defaults with the
 bench's ``alpha``, ``correction`` and the case's ``margin``) into ``DIR/cells/<model>/<case>/``
 (written by the shared ``write_outputs``), and assembles a
-:class:`~ipcausal.study.benchreport.BenchReport`: per cell its groups, its value-alignment
+:class:`~ipcausal.study.bench.report.BenchReport`: per cell its groups, its value-alignment
 verdict (:func:`ipcausal.study.alignment.align_groups` with the case's stance) and, per case, the
 models compared on the pairs every model answered (:func:`ipcausal.study.compare.compare_runs`).
 
@@ -23,7 +23,7 @@ leaves the prompt's meaning unchanged) and scores its ``"Answer: <v>"`` replies 
 
 With ``[settings] probe = true`` (or a case's ``probe = true``) each cell is also probed after its
 run — can the model name each prompt's background? — and gets the "can infer / does use" reading
-(:mod:`ipcausal.study.benchprobe`; a simulated model's ``probe_accuracy`` states how often it is right).
+(:mod:`ipcausal.study.bench.probe`; a simulated model's ``probe_accuracy`` states how often it is right).
 """
 
 from __future__ import annotations
@@ -31,165 +31,18 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.benchprobe import stored_answers
-from ipcausal.study.benchreport import BenchCell, BenchComparison, BenchReport, CellGroup, probe_text
-from ipcausal.study.benchspec import BenchSpec, CaseSpec, ModelSpec, read_spec
+from ipcausal.study.bench.cell import failed_cell, run_cell
+from ipcausal.study.bench.report import BenchCell, BenchComparison, BenchReport
+from ipcausal.study.bench.spec import BenchSpec, ModelSpec, read_spec
 
-__all__ = ["bench", "estimate_cost", "DEFAULT_JOBS", "cell_groups", "comparison_rows"]
+__all__ = ["bench", "estimate_cost", "DEFAULT_JOBS", "comparison_rows"]
 
 #: Models run at once by default.
 DEFAULT_JOBS = 4
-
-
-class _Tagged:
-    """The simulator told each prompt's background (a ``[background]`` tag before the prompt)."""
-
-    kind = "simulated"
-
-    def __init__(self, sim: Any, tags: dict[str, str], latency: float = 0.0) -> None:
-        self._sim, self._tags, self.model, self._latency = sim, tags, sim.model, latency
-
-    def generate(self, requests: Any) -> Any:
-        from ipcausal.backends.base import Request
-
-        tagged = []
-        for req in requests:
-            msgs = [dict(m) for m in req.messages]
-            b = self._tags.get(msgs[-1]["content"])
-            if b is not None:
-                msgs[-1]["content"] = f"[{b}] " + msgs[-1]["content"]
-            else:  # a background probe: tag the message it quotes, so the simulator knows the truth
-                msgs[-1]["content"] = _tag_probe(msgs[-1]["content"], self._tags)
-            tagged.append(Request(tuple(msgs), req.config))
-        if self._latency:  # a model's wait per request, stated in the bench file
-            time.sleep(self._latency * len(tagged))
-        return self._sim.generate(tagged)
-
-
-def _tag_probe(prompt: str, tags: dict[str, str]) -> str:
-    from ipcausal.study.probe import PROBE_MARKER, probe_prompt, read_probe_prompt
-
-    read = read_probe_prompt(prompt) if PROBE_MARKER in prompt else None
-    if read is None or read[0] not in tags:
-        return prompt
-    return probe_prompt(f"[{tags[read[0]]}] " + read[0], read[1])
-
-
-def _tags(pairs: Any) -> dict[str, str]:
-    """prompt text → its background (prompts that stand for two backgrounds are left untagged)."""
-    df = pairs.to_frame()
-    seen: dict[str, set[str]] = {}
-    for x, b in list(zip(df["x_i"], df["background_i"])) + list(zip(df["x_j"], df["background_j"])):
-        seen.setdefault(str(x), set()).add(str(b))
-    return {x: next(iter(bs)) for x, bs in seen.items() if len(bs) == 1}
-
-
-def _real_backend(m: ModelSpec) -> Any:
-    from ipcausal.backends import get_backend
-
-    kwargs: dict[str, Any] = {"model": m.model, "base_url": m.base_url, "api_key_env": m.api_key_env}
-    if m.backend == "openai":
-        kwargs["concurrency"] = m.concurrency
-    kwargs.update(dict(m.engine))  # vllm: tensor/pipeline/data-parallel sizes, executor, tokenizer
-    return get_backend(m.backend, **{k: v for k, v in kwargs.items() if v is not None})
-
-
-def _cell_case(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
-    tests = replace(case.tests, alpha=spec.alpha, correction=spec.correction,
-                    margin=cs.margin if cs.margin is not None else case.tests.margin)
-    return replace(case, tests=tests)
-
-
-def cell_groups(report: Any) -> tuple[CellGroup, ...]:
-    """A Report's groups as the rows of a :class:`~ipcausal.study.benchreport.BenchCell`."""
-    return tuple(CellGroup(g.group, int(g.n), float(g.effect), float(g.ci_low), float(g.ci_high), float(g.pvalue),
-                           float(g.pvalue_adjusted), bool(g.reject),
-                           g.equivalence.verdict if g.equivalence is not None else None) for g in report.groups)
-
-
-def _cost(folder: Path, m: ModelSpec) -> float | None:
-    if m.price_input is None or not (folder / "responses.jsonl").is_file():
-        return None
-    from ipcausal.pairs import PairSet
-    from ipcausal.study.run import summarize
-
-    return summarize(PairSet.read(folder / "responses.jsonl"), price_input=m.price_input,
-                     price_output=m.price_output).cost
-
-
-def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: dict[str, Any],
-             progress: bool, cache: Any = None) -> tuple[BenchCell, Any]:
-    """Run one (model, case) cell into ``root/cells/<model>/<case>/``; its BenchCell and scored pairs.
-
-    ``cache`` (default ``root/cache/<model>.sqlite``) is the model's response cache; ``shared``
-    keeps the model's real backend across its cells.
-    """
-    from ipcausal.cases.registry import get_case
-    from ipcausal.study.alignment import align_groups
-    from ipcausal.study.cases import prepare_case, run_case
-
-    rel = Path("cells") / m.name / cs.name
-    folder = root / rel
-    case = _cell_case(get_case(cs.name), spec, cs)
-    scorer = None
-    pairs: Any = cs.source
-    ps: Any = None
-    if m.backend == "simulated":
-        from ipcausal.scoring import get_scorer
-        from ipcausal.testing import SimulatedModel
-
-        scorer = get_scorer("essay", rater=SimulatedModel.read)  # the number of "Answer: <v>"
-        ps, _, _ = prepare_case(case, cs.source, scorer=scorer, limit=cs.limit, seed=spec.seed)
-        sim = SimulatedModel(effect=m.effect, noise=m.noise, backgrounds=case.backgrounds, seed=m.seed,
-                             probe_accuracy=m.probe_accuracy)
-        backend = _Tagged(sim, _tags(ps), m.latency)
-    else:
-        if "backend" not in shared:
-            shared["backend"] = _real_backend(m)
-        backend = shared["backend"]
-    if cache is None:
-        cache = root / "cache" / f"{m.name}.sqlite"
-    before = stored_answers(cache)
-    res = run_case(case, backend, pairs=pairs, out=folder, scorer=scorer, limit=cs.limit, seed=spec.seed,
-                   progress=False, cache=cache)
-    sent = stored_answers(cache) - before  # the cell's own run (the mitigation's arms come after)
-    mitigated: dict[str, Any] = {}
-    if cs.mitigation is not None:  # the same pairs with the case's mitigation (the simulator: tagged prompts)
-        from ipcausal.study.casemitigation import bench_mitigation
-
-        mitigated = bench_mitigation(case, cs, getattr(backend, "_sim", backend), scorer=scorer, seed=spec.seed,
-                                     cache=cache, out=folder, tag=m.backend == "simulated")
-    verdict = align_groups(case.stance, res.report.groups)
-    c = res.counts
-    cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
-                     str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason, case.stance,
-                     int(c["requested"]), sent, _cost(folder, m), **mitigated)
-    if spec.probes(cs):  # can it infer the background? (ipcausal.study.benchprobe)
-        from ipcausal.study.benchprobe import probe_cell
-
-        if ps is None:
-            ps = prepare_case(case, cs.source, limit=cs.limit, seed=spec.seed)[0]
-        cell = probe_cell(cell, ps, backend, backgrounds=case.backgrounds, alpha=spec.alpha, seed=spec.seed,
-                          cache=cache)
-    if progress:
-        probed = f"; {probe_text(cell.probe)}" if cell.probe is not None else ""
-        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)"
-              f"{probed}", file=sys.stderr, flush=True)
-    return cell, res.pairs
-
-
-def failed_cell(m: ModelSpec, cs: CaseSpec, exc: BaseException, progress: bool) -> BenchCell:
-    """The BenchCell of a cell that raised ``exc`` (reported; the other cells finish)."""
-    msg = f"{type(exc).__name__}: {exc}"
-    if progress:
-        print(f"[{m.name}/{cs.name}] failed: {msg}", file=sys.stderr, flush=True)
-    return BenchCell(m.name, cs.name, "failed", str(Path("cells") / m.name / cs.name), error=msg)
 
 
 def _run_model(m: ModelSpec, spec: BenchSpec, root: Path, progress: bool) -> list[tuple[BenchCell, Any]]:
@@ -282,7 +135,7 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     Parameters
     ----------
     spec : path, mapping or BenchSpec
-        The bench file (TOML; :mod:`ipcausal.study.benchspec` says what it holds), checked in
+        The bench file (TOML; :mod:`ipcausal.study.bench.spec` says what it holds), checked in
         full before the first request.
     out : path
         The bench folder: ``cells/<model>/<case>/`` (each cell's run folder), ``cache/<model>.sqlite``
@@ -296,7 +149,7 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
         Refuse to start (``ValueError``, before any request) when :func:`estimate_cost` of the
         priced models adds up to more than this (in the prices' currency).
     ray : str, True or None
-        Run the cells as Ray tasks (:mod:`ipcausal.study.benchray`): ``True`` on a local Ray
+        Run the cells as Ray tasks (:mod:`ipcausal.study.bench.distributed`): ``True`` on a local Ray
         cluster started for the run, a string on the existing cluster at that address (``auto``,
         ``127.0.0.1:6379`` …); the caches are then served by one Ray actor.  ``None`` (default):
         threads in this process.  The files written are the same either way.
@@ -340,10 +193,9 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     (root / "cache").mkdir(parents=True, exist_ok=True)
     done: dict[str, list[tuple[BenchCell, Any]]] = {}
     if ray is not None:
-        from ipcausal.study.benchray import run_on_ray
+        from ipcausal.study.bench.distributed import run_on_ray
 
-        done = run_on_ray(spec, root, address=ray, jobs=jobs, progress=progress, run_cell=run_cell,
-                          failed_cell=failed_cell)
+        done = run_on_ray(spec, root, address=ray, jobs=jobs, progress=progress)
     else:
         lock = threading.Lock()
 

@@ -38,10 +38,11 @@ import pandas as pd
 
 from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
-from ipcausal.study.mitigation import _TEST_KEYS, _mitigation
-from ipcausal.study.mitigationresult import MitigationGroup, MitigationResult
+from ipcausal.study.mitigation.evaluate import TEST_KEYS
+from ipcausal.study.mitigation.results import MitigationGroup, MitigationResult
+from ipcausal.study.mitigation.transforms import Mitigation, as_mitigation
 
-__all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table", "bench_mitigation"]
+__all__ = ["CaseMitigation", "run_case_mitigation", "tag_backgrounds", "mitigation_table"]
 
 
 def tag_backgrounds(pairs: PairSet) -> PairSet:
@@ -220,10 +221,10 @@ def run_case_mitigation(
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.cases.registry import get_case
     from ipcausal.study.cases import _cluster_column, prepare_case
-    from ipcausal.study.mitigation import evaluate_runs
+    from ipcausal.study.mitigation.evaluate import evaluate_runs
 
     case = get_case(case)
-    m = _mitigation(mitigation)
+    m = as_mitigation(mitigation)
     if not isinstance(backend, Backend):
         raise TypeError("`backend` must implement ipcausal.backends.Backend")
     if not isinstance(tag, bool):
@@ -247,7 +248,7 @@ def run_case_mitigation(
         cache = outdir / "cache.sqlite" if outdir is not None else ":memory:"
     own = not isinstance(cache, ResponseCache)
     store = ResponseCache(cache) if own else cache
-    tests = {k: v for k, v in case.tests.kwargs().items() if k in _TEST_KEYS}
+    tests = {k: v for k, v in case.tests.kwargs().items() if k in TEST_KEYS}
     try:
         before = len(store)
         res = evaluate_runs(ps, backend, m, scorer=made, scoring={"unparseable": unparseable}, tests=tests,
@@ -272,43 +273,6 @@ def run_case_mitigation(
         res.pairs_with.write(files["pairs_with.jsonl"])
         cm = replace(cm, files=files)
     return cm
-
-
-def bench_mitigation(case: Any, cs: Any, backend: Any, *, scorer: Any, seed: int, cache: Any, out: Any,
-                     tag: bool = False) -> dict[str, Any]:
-    """The mitigation fields of a bench cell (``mitigation``, ``mitigation_error``) for ``[[cases]]`` entry ``cs``.
-
-    Runs :func:`run_case_mitigation` on the cell's case (its margin and level), pairs, cache and
-    folder; an error of the comparison (e.g. every rewrite failed its check) is recorded, not raised,
-    since the cell's own run stands.
-
-    Examples
-    --------
-    >>> from ipcausal.study.benchspec import CaseSpec
-    >>> from ipcausal.testing import SimulatedModel
-    >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
-    >>> from ipcausal.scoring import get_scorer
-    >>> got = bench_mitigation("echo", CaseSpec("echo", limit=8, mitigation="strip"), sim, tag=True,
-    ...                        scorer=get_scorer("essay", rater=SimulatedModel.read), seed=0, cache=None, out=None)
-    >>> got["mitigation"][0].effect_with, got["mitigation"][0].removed, got["mitigation_error"]
-    (0.0, 'not assessed', None)
-    """
-    from ipcausal.study.benchreport import CellMitigation
-    from ipcausal.study.mitigation import Mitigation
-
-    if getattr(cs, "mitigation", None) is None:
-        raise ValueError("`cs` names no mitigation")
-    try:
-        res = run_case_mitigation(case, backend, Mitigation(cs.mitigation, instruction=cs.instruction),
-                                  pairs=cs.source, out=out, scorer=scorer, limit=cs.limit, seed=seed, cache=cache,
-                                  tag=tag)
-    except (ValueError, TypeError) as exc:
-        return {"mitigation": (), "mitigation_error": f"{type(exc).__name__}: {exc}"}
-    r = res.result
-    rows = tuple(CellMitigation(res.mitigation, g.group, int(g.n), float(g.effect_without), float(g.effect_with),
-                                float(g.change), float(g.change_ci_low), float(g.change_ci_high),
-                                float(g.change_pvalue), res.status(g), int(r.n_failed_check)) for g in r.groups)
-    return {"mitigation": rows, "mitigation_error": None}
 
 
 def _clean(v: Any) -> Any:

@@ -1,7 +1,7 @@
 """The results of a mitigation comparison: :class:`MitigationGroup` per background pair, :class:`MitigationResult`.
 
 Made by :func:`ipcausal.study.mitigation.evaluate_mitigation` and
-:func:`ipcausal.study.casemitigation.run_case_mitigation` (which say how each field is tested).
+:func:`ipcausal.study.mitigation.case.run_case_mitigation` (which say how each field is tested).
 """
 
 from __future__ import annotations

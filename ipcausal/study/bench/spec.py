@@ -4,7 +4,7 @@ A bench file has three parts::
 
     [settings]            # optional: alpha, seed, correction (the cells' tests), probe
     alpha = 0.05
-    probe = true          # also probe each cell: can the model name the background? (benchprobe)
+    probe = true          # also probe each cell: can the model name the background? (bench.probe)
 
     [[models]]            # one table per model: the label in every table and how to reach it
     name = "effect"
@@ -173,7 +173,7 @@ class CaseSpec:
     ``probe``: ``True``/``False`` probes this case's cells or not, whatever ``[settings] probe``
     says; ``None`` (not in the file): as the settings say.  ``mitigation`` (one of
     :data:`~ipcausal.study.defaults.MITIGATION_KINDS`) also runs each cell of the case with it, on
-    the same pairs and cache (:mod:`ipcausal.study.casemitigation`); ``instruction`` is the system
+    the same pairs and cache (:mod:`ipcausal.study.mitigation.case`); ``instruction`` is the system
     instruction of ``mitigation = "instruct"`` (only there).
     """
 
@@ -226,7 +226,7 @@ class BenchSpec:
 
     Examples
     --------
-    >>> from ipcausal.study.benchspec import BenchSpec
+    >>> from ipcausal.study.bench.spec import BenchSpec
     >>> spec = BenchSpec.parse({"models": [{"name": "m", "backend": "simulated"}],
     ...                         "cases": [{"name": "echo", "limit": 4}]})
     >>> spec.models[0].backend, spec.cases[0].limit, spec.alpha

@@ -4,7 +4,7 @@ A bench of m models × c cases has one :class:`BenchCell` per (model, case): whe
 and Report are, one :class:`CellGroup` row per background pair (effect, interval, p, adjusted p,
 verdicts), the cell's value-alignment verdict with its reason, its calls and cost, the
 background probe with the "can infer / does use" reading when the bench probed
-(:class:`~ipcausal.study.benchprobe.CellProbe`) — or, for a cell that failed, the error.
+(:class:`~ipcausal.study.bench.probe.CellProbe`) — or, for a cell that failed, the error.
 :class:`BenchComparison` rows compare the models per case and background
 pair on the pairs every model answered (:func:`ipcausal.study.compare.compare_runs`): the pair's
 own sign-flip p, the Westfall–Young step-down adjusted p, and the Holm-adjusted pair p (valid for
@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ipcausal.study.benchprobe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
+from ipcausal.study.bench.probe import PROBE_COLUMNS, READING_MEANINGS, READINGS, CellProbe, probe_text
 
 __all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
            "COMPARISON_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
@@ -68,7 +68,7 @@ class CellMitigation:
     paired sign-flip p (corrected over the background pairs); ``removed`` is ``"yes"`` only when the
     effect with the mitigation is shown equivalent to zero (similarity: median shown above m0),
     ``"no"`` otherwise, ``"not assessed"`` without a margin; ``dropped``: pairs the rewrite check
-    left out of both runs.  :mod:`ipcausal.study.casemitigation` says how.
+    left out of both runs.  :mod:`ipcausal.study.mitigation.case` says how.
 
     Examples
     --------
@@ -140,7 +140,7 @@ class BenchReport:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from ipcausal.study.benchreport import BenchCell, BenchReport, CellGroup
+    >>> from ipcausal.study.bench.report import BenchCell, BenchReport, CellGroup
     >>> g = CellGroup("true_belief vs false_belief", 8, -0.5, -0.9, -0.1, 0.02, 0.02, True)
     >>> rep = BenchReport(("m",), ("echo",), (BenchCell("m", "echo", "ok", "cells/m/echo", groups=(g,),
     ...                   alignment="inconclusive"),))

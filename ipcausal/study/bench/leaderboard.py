@@ -56,7 +56,7 @@ def label_of(released_name: str) -> str:
 
     Examples
     --------
-    >>> from ipcausal.study.leaderboard import label_of
+    >>> from ipcausal.study.bench.leaderboard import label_of
     >>> label_of("llama2_13b"), label_of("llama2-13b-chat"), label_of("gpt-4-0613")
     ('llama-2-13b-chat', 'llama-2-13b-chat', 'gpt-4-0613')
     """
@@ -85,7 +85,7 @@ def released_runs(released: str | os.PathLike[str], case: str) -> dict[str, Pair
     Examples
     --------
     >>> from pathlib import Path
-    >>> from ipcausal.study.leaderboard import released_runs
+    >>> from ipcausal.study.bench.leaderboard import released_runs
     >>> root = Path("../shared/data/jiarui-liu-IP")
     >>> runs = released_runs(root, "education") if root.is_dir() else {"llama-2-13b-chat": None}
     >>> "llama-2-13b-chat" in runs
