@@ -177,7 +177,7 @@ sentences, which are the only text `check_pair` may see change. The declaration 
 ## Outcome and scorer
 Each question asks whether the user needs a car, to be answered yes or no. The scorer (`essay`
 with the rater `read_car_needed`, which reads the answer with ipcausal's `read_choice`) gives 1 for
-yes and 0 for no: an interval outcome, Δ = car needed(village) − car needed(city) in {-1, 0, 1},
+yes and 0 for no: an interval outcome, Δ = car needed(village) − car needed(city) in {{-1, 0, 1}},
 tested with the permutation test; a reply that says neither is left out and counted. For a
 rating on a scale, read it with `ipcausal.scoring.number_reader(1, 5)` ("Answer: 4", "A: 4",
 "4/5", "I'd rate it a 4" all read 4). Smallest effect of interest: d_z = 0.5

@@ -57,6 +57,8 @@ _LAZY: dict[str, str] = {
     "HeterogeneityTestResult": "ipcausal.stats.results_ordered",
     "BinomialTestResult": "ipcausal.stats.results_ordered",
     "compare_models": "ipcausal.stats.models",
+    "ppi_mean_test": "ipcausal.stats.ppi",
+    "PPIResult": "ipcausal.stats.ppi",
     "ModelComparisonResult": "ipcausal.stats.models",
 }
 
@@ -74,6 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.joint import westfall_young
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test
+    from ipcausal.stats.ppi import PPIResult, ppi_mean_test
     from ipcausal.stats.results import (
         EMultipleResult,
         EquivalenceResult,
