@@ -13,7 +13,40 @@ from dataclasses import dataclass
 
 from ipcausal.stats.results import Result
 
-__all__ = ["EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo"]
+__all__ = ["MDEInfo", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo"]
+
+
+@dataclass(frozen=True)
+class MDEInfo(Result):
+    """How blind a group's test was: the minimal detectable effect at ``power`` (0.8) for its n and spread.
+
+    ``effect`` is the smallest |mean Δ| per pair (interval outcomes) — or, for the sign test, the
+    smallest share of untied pairs below m0 — that the group's test detects with probability
+    ``power`` at the per-test ``level`` (``level_name``: α, or α/m for a family of m groups), over
+    ``n`` tested ``unit`` s; ``inf`` when none does at this n.  ``sd`` is the spread it was computed
+    from (the observed standard deviation of the tested differences, per pair, when
+    ``from_observed``) and ``d_z`` = effect / sd the same MDE standardised; ``note`` says how
+    (:func:`ipcausal.study.mde.group_mde`).
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import MDEInfo
+    >>> MDEInfo(effect=0.6, power=0.8, n=30, unit="pairs", level=0.05, level_name="alpha", sd=1.2,
+    ...         from_observed=True, d_z=0.5, test="permutation", note="").effect
+    0.6
+    """
+
+    effect: float
+    power: float
+    n: int
+    unit: str
+    level: float
+    level_name: str
+    sd: float | None
+    from_observed: bool
+    d_z: float | None
+    test: str
+    note: str = ""
 
 
 @dataclass(frozen=True)

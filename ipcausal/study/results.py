@@ -29,9 +29,10 @@ from ipcausal.stats.results import (
     SignTestResult,
 )
 from ipcausal.study._schema import json_safe, load_json, upgrade, version_of
-from ipcausal.study.parts import AuditInfo, CueEffect, EquivalenceInfo, OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo
+from ipcausal.study.parts import (AuditInfo, CueEffect, EquivalenceInfo, MDEInfo, OmnibusInfo, SequentialInfo, StrataInfo,
+                                  TrendInfo)
 
-__all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
+__all__ = ["GroupResult", "Report", "MDEInfo", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
            "StrataInfo", "SCHEMA",
            "SCHEMA_VERSION", "UNKNOWN_MODEL", "load_json"]
 
@@ -91,6 +92,7 @@ class GroupResult(Result):
     unit: str = "pairs"
     equivalence: EquivalenceInfo | None = None
     sequential: SequentialInfo | None = None
+    mde: MDEInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ class Report(Result):
                            equivalence_ci_low=e.ci_low, equivalence_ci_high=e.ci_high)
             if g.sequential is not None:
                 row.update(asdict(g.sequential))
+            if g.mde is not None:  # the minimal detectable effect at power 0.8
+                row.update(mde=g.mde.effect, mde_d_z=g.mde.d_z)
             d = g.detail
             row["method"] = d.method
             row["alternative"] = d.alternative
@@ -261,7 +265,7 @@ def _float(v: Any) -> float:
 
 _HINTS: dict[type, dict[str, Any]] = {}
 #: GroupResult fields that are not columns of :meth:`Report.to_frame` (the parts are flattened).
-_NOT_COLUMNS = ("detail", "data", "null", "equivalence", "sequential")
+_NOT_COLUMNS = ("detail", "data", "null", "equivalence", "sequential", "mde")
 
 
 def _build(cls: type, d: dict[str, Any]) -> Any:

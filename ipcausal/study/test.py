@@ -40,6 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
+from ipcausal.study.mde import group_mde
 from ipcausal.study.options import Design, given
 from ipcausal.study.ordered import design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
@@ -389,9 +390,13 @@ def test(
     levels, strata = validate_design(ps, dz)
     gen = as_generator(rng)
     raw = []
-    for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
+    gs = list(groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"))
+    family = {m: sum(g.model == m for g in gs) for m in {g.model for g in gs}}
+    for g in gs:
         r = test_group(g, st, gen)
-        raw.append(with_equivalence(r, g, st, gen) if st.margin is not None else r)
+        r = with_equivalence(r, g, st, gen) if st.margin is not None else r
+        raw.append(replace(r, mde=group_mde(g, r.detail, alpha=st.alpha, correction=st.correction,
+                                            m=family[g.model], alternative=st.alternative)))
     omnibus: dict[str, Any] = {}
     if st.correction in JOINT_CORRECTIONS:
         results, omnibus = correct_joint(ps, st, raw, gen)
