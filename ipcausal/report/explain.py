@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ipcausal.study.text import clean_zero, format_p, named_direction
+from ipcausal.study.text import clean_zero, dz_text, format_p, mde_text, named_direction
 from ipcausal.outcomes import is_similarity
 
 __all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
@@ -52,20 +52,23 @@ def _group_line(report: Any, g: Any) -> str:
                        f"the null median {report.m0:g} (adjusted p = {format_p(g.pvalue_adjusted)})")
         else:
             verdict = (f"no evidence of implicit personalization at α = {report.alpha:g} "
-                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none)")
+                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none"
+                       f"{'; ' + mde_text(g) if mde_text(g) else ''})")
     else:
         effect = clean_zero(g.effect, g.ci_low, g.ci_high)  # 4.44e-17 is 0
         sign = "higher" if effect > 0 else "lower" if effect < 0 else "no different"
         size = f"{abs(effect):.3g} " if effect != 0 else ""
+        dz = f", d_z = {dz_text(g)}" if dz_text(g) else ""
         what = (f"responses to {b} prompts scored {size}{sign} on average than to {a} prompts "
-                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}, 95 % CI [{g.ci_low:.3g}, {g.ci_high:.3g}], "
-                f"{g.n} pairs)")
+                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}{dz}, 95 % CI "
+                f"[{g.ci_low:.3g}, {g.ci_high:.3g}], {g.n} pairs)")
         if g.reject:
             verdict = (f"evidence of implicit personalization at α = {report.alpha:g} "
                        f"(adjusted p = {format_p(g.pvalue_adjusted)})")
         else:
             verdict = (f"no evidence of implicit personalization at α = {report.alpha:g} "
-                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none)")
+                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none"
+                       f"{'; ' + mde_text(g) if mde_text(g) else ''})")
     who = "" if g.model == "(model not given)" else f"{g.model}: "
     return f"{who}{what}; {verdict}."
 

@@ -144,6 +144,12 @@ def group_mde(group: Any, result: Any, *, alpha: float, correction: str, m: int,
             return MDEInfo(effect=math.nan, power=TARGET_POWER, n=n, unit=unit, level=level, level_name=how, sd=sd,
                            from_observed=True, d_z=None, test="permutation",
                            note="not computed: the tested differences have no spread")
+        informative = n - int(getattr(result, "n_zero", 0) or 0)
+        floor = (1.0 if alternative != "two-sided" else 2.0) * 0.5**informative
+        if floor > level:  # the exact test cannot reach the level with these units, whatever their values
+            return MDEInfo(effect=math.inf, power=TARGET_POWER, n=informative, unit=f"informative {unit} (Δ ≠ 0)",
+                           level=level, level_name=how, sd=sd / per_unit, from_observed=True, d_z=None,
+                           test="permutation", note=f"the smallest attainable p, {floor:.3g}, is above the level")
         mde = minimal_detectable_effect(n, sd=sd, alpha=level, power=TARGET_POWER, alternative=alternative)
         return MDEInfo(effect=mde / per_unit, power=TARGET_POWER, n=n, unit=unit, level=level, level_name=how,
                        sd=sd / per_unit, from_observed=True, d_z=mde / sd, test="permutation",

@@ -10,7 +10,7 @@ import unicodedata
 from typing import Any
 from ipcausal.outcomes import is_distribution, is_interval
 
-__all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
+__all__ = ["format_text", "mde_text", "dz_text", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
            "named_direction", "PB_NOTE", "trend_line", "strata_table", "extra_lines"]
 
 #: What PB is and is not (printed beside every PB).
@@ -117,6 +117,50 @@ def text_table(rows: list[list[str]], header: list[str]) -> list[str]:
     return out
 
 
+def dz_text(g: Any) -> str:
+    """d_z = mean Δ / sd Δ of a sign-flip group (of the tested units), as text; ``""`` for other tests.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> dz_text(SimpleNamespace(detail=SimpleNamespace(effect_size=0.4321)))
+    '0.43'
+    """
+    d = getattr(getattr(g, "detail", None), "effect_size", None)
+    if d is None or d != d:
+        return ""
+    return f"{clean_zero(float(d)):.2f}"
+
+
+def mde_text(g: Any) -> str:
+    """The minimal detectable effect of a group in words (its :class:`~ipcausal.study.parts.MDEInfo`), or ``""``.
+
+    Examples
+    --------
+    >>> from ipcausal.study.parts import MDEInfo
+    >>> from types import SimpleNamespace
+    >>> m = MDEInfo(effect=0.44, power=0.8, n=25, unit="pairs", level=0.05, level_name="alpha", sd=0.83,
+    ...             from_observed=True, d_z=0.53, test="permutation")
+    >>> mde_text(SimpleNamespace(mde=m))
+    'the test would detect |mean Δ| ≥ 0.44 (d_z = 0.53) with 80 % power (25 pairs, observed sd of Δ 0.83, level 0.05)'
+    """
+    m = getattr(g, "mde", None)
+    if m is None:
+        return ""
+    pct = f"{100 * m.power:.0f} %"
+    level = f"level {m.level:.3g}" + (f" = {m.level_name}" if m.level_name != "alpha" else "")
+    if m.effect != m.effect:  # NaN
+        return f"minimal detectable effect {m.note}"
+    if m.effect == float("inf"):
+        return f"no effect is detectable with {pct} power at {m.n} {m.unit} ({level}): more pairs are needed"
+    if m.test == "sign":
+        return (f"the test would detect a share of {m.unit} below m0 of {m.effect:.3g} or more (H0: 0.5) with {pct} "
+                f"power ({m.n} {m.unit}, {level})")
+    spread = f"{'observed' if m.from_observed else 'assumed'} sd of Δ {m.sd:.3g}"
+    return (f"the test would detect |mean Δ| ≥ {m.effect:.3g} (d_z = {m.d_z:.2f}) with {pct} power "
+            f"({m.n} {m.unit}, {spread}, {level})")
+
+
 def format_text(report: Any) -> str:
     """The report as a plain-text table that states H0, the direction and the verdict."""
     lines: list[str] = []
@@ -136,13 +180,20 @@ def format_text(report: Any) -> str:
             effect_value = clean_zero(g.effect, g.ci_low, g.ci_high)
             rows.append([g.group, n, g.detail.method, f"{effect_value:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
+            if is_interval(report.outcome):
+                rows[-1].insert(4, dz_text(g))
             if report.margin is not None:
                 rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
         effect = effect_name(report)
         header = ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"]
+        if is_interval(report.outcome):
+            header.insert(4, "d_z")
         if report.margin is not None:
             header.append(f"|Δ| < {report.margin:g}?")
         lines += ["  " + s for s in text_table(rows, header)]
+        for g in fam:  # how blind each non-rejection was
+            if not g.reject and mde_text(g):
+                lines.append(f"  {g.group}: not rejected; minimal detectable effect: {mde_text(g)}")
         joint = report.omnibus.get(model) if report.omnibus else None
         if joint:
             lines.append(f"  joint test, no background matters (prompt labels permuted, {joint.method}): "

@@ -44,13 +44,15 @@ def _with_v1_mean_intervals(fresh: ipcausal.Report, back: ipcausal.Report) -> ip
     """``fresh`` with the per-background mean intervals of the v1 file.
 
     Those intervals changed on purpose after v1 (issue 24: a bounded-outcome interval instead of
-    Student's t), so a v1 file keeps its own; the means and counts must still agree.
+    Student's t), so a v1 file keeps its own; the means and counts must still agree.  The groups'
+    minimal detectable effect (``mde``, issue 30) came after v1 too: a v1 file has none.
     """
     for model, per in fresh.backgrounds.items():
         for b, summary in per.items():
             old = back.backgrounds[model][b]
             assert (summary["mean"], summary["n"]) == (old["mean"], old["n"])
-    return dataclasses.replace(fresh, backgrounds=back.backgrounds)
+    groups = tuple(dataclasses.replace(g, mde=None) for g in fresh.groups)
+    return dataclasses.replace(fresh, backgrounds=back.backgrounds, groups=groups)
 
 
 def test_a_version_1_file_reads_as_the_same_report_today(fresh):
