@@ -88,7 +88,15 @@ def plain_lines(report: Any) -> list[str]:
     if not report.groups:  # a run that scored nothing: say so, never an empty verdict
         why = str(report.null_hypothesis).removeprefix("not tested: ")
         return [f"nothing was tested: {why or 'no background pair had pairs'}; see the warning below."]
-    return [_group_line(report, g) for g in report.groups]
+    lines = [_group_line(report, g) for g in report.groups]
+    for h in getattr(report, "human", ()):  # the judge checked against people
+        who = "" if h.model == "(model not given)" else f"{h.model}: "
+        verdict = "evidence of" if h.reject else "no evidence of"
+        lines.append(f"{who}{h.group}, on the human scale (PPI++, {h.n_labelled} of {h.n_units} {h.unit} rated by "
+                     f"people): mean Δ = {clean_zero(h.estimate):+.3g}, 95 % CI [{h.ci_low:.3g}, {h.ci_high:.3g}]; "
+                     f"{verdict} implicit personalization (adjusted p = {format_p(h.pvalue_adjusted)})"
+                     + (f"; {h.note}" if h.note else "") + ".")
+    return lines
 
 
 def count_notes(counts: Mapping[str, Any]) -> list[str]:

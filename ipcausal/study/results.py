@@ -29,10 +29,10 @@ from ipcausal.stats.results import (
     SignTestResult,
 )
 from ipcausal.study._schema import json_safe, load_json, upgrade, version_of
-from ipcausal.study.parts import (AuditInfo, CueEffect, EquivalenceInfo, MDEInfo, OmnibusInfo, SequentialInfo, StrataInfo,
-                                  TrendInfo)
+from ipcausal.study.parts import (AuditInfo, CueEffect, EquivalenceInfo, HumanInfo, HumanSource, JudgeAgreement, MDEInfo,
+                                  OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo)
 
-__all__ = ["GroupResult", "Report", "MDEInfo", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
+__all__ = ["GroupResult", "Report", "MDEInfo", "HumanInfo", "HumanSource", "JudgeAgreement", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
            "StrataInfo", "SCHEMA",
            "SCHEMA_VERSION", "UNKNOWN_MODEL", "load_json"]
 
@@ -108,7 +108,10 @@ class Report(Result):
     (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
     ``trend`` holds one :class:`TrendInfo` per model when the test was given ``Design(trend=[level, …])``
     and ``strata`` one :class:`StrataInfo` per model and group when it was given ``Design(strata=COLUMN)``
-    (both empty otherwise; files written before them read back with them empty).
+    (both empty otherwise; files written before them read back with them empty).  ``human`` holds
+    one :class:`HumanInfo` per group when the test was given human scores (``human=``: the effect on
+    the human scale by PPI++, the judge's agreement and its bias by background) and ``human_source``
+    where they came from (empty and ``None`` otherwise).
     """
 
     groups: tuple[GroupResult, ...]
@@ -128,6 +131,8 @@ class Report(Result):
     audit: AuditInfo | None = None
     trend: tuple[TrendInfo, ...] = ()
     strata: tuple[StrataInfo, ...] = ()
+    human: tuple[HumanInfo, ...] = ()
+    human_source: HumanSource | None = None
 
     @property
     def ip_detected(self) -> bool:

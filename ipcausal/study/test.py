@@ -40,6 +40,8 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
+from ipcausal.study.human import as_human
+from ipcausal.study.humanppi import human_parts
 from ipcausal.study.mde import group_mde
 from ipcausal.study.options import Design, given
 from ipcausal.study.ordered import design_parts, validate_design
@@ -289,6 +291,22 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
     return pb, backgrounds
 
 
+def _human(ps: PairSet, results: list[GroupResult], human: Any, st: Settings,
+           gen: np.random.Generator) -> tuple[tuple[Any, ...], Any]:
+    """The human-scale parts (``human=``), or ``((), None)`` without human scores."""
+    labels = as_human(human)
+    if labels is None:
+        return (), None
+    if not directed(st.outcome):
+        raise ValueError("`human`: human scores enter the test for an interval outcome (score_i/score_j on the "
+                         "scale people rate); this Report tests a similarity outcome")
+    parts, source, notes = human_parts(ps, results, labels, alpha=st.alpha, correction=st.correction,
+                                       alternative=st.alternative, cluster=st.cluster, rng=gen)
+    for w in notes:
+        warnings.warn(w, UserWarning, stacklevel=3)
+    return parts, source
+
+
 def test(
     pairs: Any,
     *,
@@ -302,6 +320,7 @@ def test(
     cluster: str | None = None,
     margin: float | None = None,
     design: Design | None = None,
+    human: Any = None,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -360,6 +379,15 @@ def test(
         pair's cue: adds ``Report.strata``, the effect per cue, the pooled test stratified by cue
         and, where each prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`;
         see :mod:`ipcausal.study.ordered`).
+    human : HumanLabels, path or table, optional
+        Human scores of a uniformly random subset of the pairs (``pair_id, human_i, human_j``: a
+        ``LABELS.csv``, the rating sheet of ``ipcausal validate sample`` with its key, a DataFrame, or
+        :func:`ipcausal.study.human.read_human`'s labels), for an interval outcome on the same scale as
+        the scores.  Adds ``Report.human``: per group, the effect on the human scale by
+        prediction-powered inference (PPI++; :mod:`ipcausal.study.humanppi`) beside the judge-only
+        result, the human-only estimate, the judge's agreement with people per background and a test
+        of the judge's bias by background; ``Report.human_source`` says whether the labels are the
+        package's own seeded draw, and a warning states what the estimate assumes when they are not.
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -418,12 +446,15 @@ def test(
     per_cue = dict(alpha=st.alpha, correction="none", m0=st.m0, method=method, n_resamples=n_resamples,
                    alternative=alternative, cluster=cluster, design=Design(outcome=st.outcome, order=dz.order))
     trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
+    human_part, source = _human(ps, results, human, st, gen)
+    if source is not None and source.assumption:
+        warn.append(f"human scores: {source.assumption}")
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
         m0=st.m0 if not directed(st.outcome) else None, paper_compat=st.paper_compat,
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
         warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
-        trend=trend_part, strata=strata_part,
+        trend=trend_part, strata=strata_part, human=human_part, human_source=source,
     )
 
 
