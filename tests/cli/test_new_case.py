@@ -101,15 +101,22 @@ def test_a_broken_card_fails_check_case_naming_the_check(fresh: tuple[Path, Path
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 12 local-model requests: about a minute alone, much longer on a crowded machine
 def test_the_fresh_scaffold_runs_end_to_end_on_the_local_model(fresh: tuple[Path, Path], tmp_path: Path) -> None:
-    """`ipcausal case bike` on SmolLM2 (the default backend): at least 80 % of the 12 pairs are scored."""
+    """`ipcausal case bike` on SmolLM2 (the default backend): at least 80 % of the pairs are scored.
+
+    6 of the 12 pairs, 12 tokens per answer (the yes or no comes first), to keep the suite's time down;
+    benchmarks/PARSE_RATES.txt has all 12 at the scaffold's own budget.
+    """
     pytest.importorskip("llama_cpp")
     _, site = fresh
     out = tmp_path / "out"
-    got = _ipcausal(site, "case", "bike", "-o", str(out), "--no-progress")
+    got = subprocess.run([sys.executable, "-m", "ipcausal.cli", "case", "bike", "-o", str(out), "--no-progress",
+                          "--limit", "6", "--max-tokens", "12"], capture_output=True, text=True, env=_env(site),
+                         timeout=1700)
     assert got.returncode == 0, got.stdout + got.stderr
     payload = json.loads((out / "report.json").read_text())
-    assert payload["counts"]["pairs"] == 12 and payload["counts"]["scored"] >= 0.8 * 12, payload["counts"]
+    assert payload["counts"]["pairs"] == 6 and payload["counts"]["scored"] >= 0.8 * 6, payload["counts"]
     (group,) = payload["report"]["groups"]
     assert group["group"] == "city vs village" and group["n"] == payload["counts"]["scored"]
 
