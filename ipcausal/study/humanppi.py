@@ -25,17 +25,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import warnings
+
 import numpy as np
 
 from ipcausal.pairs import PairSet
 from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.ppi import ppi_mean_test
-from ipcausal.study.human import HumanLabels, fingerprint, row_keys
+from ipcausal.study.human import HumanLabels, as_human, fingerprint, row_keys
 from ipcausal.study.parts import HumanInfo, HumanSource, JudgeAgreement
+from ipcausal.outcomes import directed
 from ipcausal.study.results import UNKNOWN_MODEL
 
-__all__ = ["human_parts", "human_source"]
+__all__ = ["human_report", "human_parts", "human_source"]
 
 _LEVEL = 0.95
 
@@ -168,3 +171,20 @@ def human_parts(ps: PairSet, results: list[Any], labels: HumanLabels, *, alpha: 
             i.update(pvalue_adjusted=float(p), reject=bool(p <= alpha))
             out.append(HumanInfo(**i, note=_note(g, i, alpha)))
     return tuple(out), human_source(labels, ps, int(labelled.sum())), warn
+
+
+def human_report(ps: PairSet, results: list[Any], human: Any, *, outcome: str, alpha: float, correction: str,
+                 alternative: str, cluster: str | None, rng: np.random.Generator | None = None
+                 ) -> tuple[tuple[HumanInfo, ...], HumanSource | None]:
+    """``Report.human`` and ``Report.human_source`` of :func:`ipcausal.test`'s ``human=`` (``((), None)`` without)."""
+    labels = as_human(human)
+    if labels is None:
+        return (), None
+    if not directed(outcome):
+        raise ValueError("`human`: human scores enter the test for an interval outcome (score_i/score_j on the "
+                         "scale people rate); this Report tests a similarity outcome")
+    parts, source, notes = human_parts(ps, results, labels, alpha=alpha, correction=correction,
+                                       alternative=alternative, cluster=cluster, rng=rng)
+    for w in notes:
+        warnings.warn(w, UserWarning, stacklevel=4)
+    return parts, source

@@ -40,8 +40,7 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
-from ipcausal.study.human import as_human
-from ipcausal.study.humanppi import human_parts
+from ipcausal.study.humanppi import human_report
 from ipcausal.study.mde import group_mde
 from ipcausal.study.options import Design, given
 from ipcausal.study.ordered import design_parts, validate_design
@@ -291,22 +290,6 @@ def summarise(ps: PairSet, st: Settings, gen: np.random.Generator) -> tuple[dict
     return pb, backgrounds
 
 
-def _human(ps: PairSet, results: list[GroupResult], human: Any, st: Settings,
-           gen: np.random.Generator) -> tuple[tuple[Any, ...], Any]:
-    """The human-scale parts (``human=``), or ``((), None)`` without human scores."""
-    labels = as_human(human)
-    if labels is None:
-        return (), None
-    if not directed(st.outcome):
-        raise ValueError("`human`: human scores enter the test for an interval outcome (score_i/score_j on the "
-                         "scale people rate); this Report tests a similarity outcome")
-    parts, source, notes = human_parts(ps, results, labels, alpha=st.alpha, correction=st.correction,
-                                       alternative=st.alternative, cluster=st.cluster, rng=gen)
-    for w in notes:
-        warnings.warn(w, UserWarning, stacklevel=3)
-    return parts, source
-
-
 def test(
     pairs: Any,
     *,
@@ -446,7 +429,8 @@ def test(
     per_cue = dict(alpha=st.alpha, correction="none", m0=st.m0, method=method, n_resamples=n_resamples,
                    alternative=alternative, cluster=cluster, design=Design(outcome=st.outcome, order=dz.order))
     trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
-    human_part, source = _human(ps, results, human, st, gen)
+    human_part, source = human_report(ps, results, human, outcome=st.outcome, alpha=st.alpha,
+                                      correction=st.correction, alternative=st.alternative, cluster=st.cluster, rng=gen)
     if source is not None and source.assumption:
         warn.append(f"human scores: {source.assumption}")
     return Report(
