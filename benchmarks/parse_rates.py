@@ -10,8 +10,10 @@
    Gemini file): each model's answers to the GlobalOpinionQA questions read by ``read_choice`` against
    the options, and the share where the option read is the one the authors matched.
 
-Usage: ``python benchmarks/parse_rates.py [--limit 12] [--skip-model]``; writes
-``benchmarks/PARSE_RATES.txt`` (Markdown table lines).  The model's answers are cached in
+Usage: ``python benchmarks/parse_rates.py [--limit 12] [--skip-model] [--dump FILE]``; writes
+``benchmarks/PARSE_RATES.txt`` (Markdown table lines).  ``--dump FILE`` only writes the local model's
+replies (JSON: per case, each reply with the pair and side; from the cache after a run) — the fixture
+``tests/scoring/fixtures/local_replies.json`` that tests/scoring/test_read_local.py reads.  The model's answers are cached in
 ``--cache`` (default /tmp/ipcausal-parse-rates.sqlite), so a rerun reads them back.
 """
 
@@ -80,6 +82,28 @@ def _model_rows(limit: int, cache: str) -> list[str]:
     return rows
 
 
+def _dump(limit: int, cache: str, out: str) -> None:
+    import json
+
+    from ipcausal.backends import get_backend
+    from ipcausal.backends.base import GenerationConfig
+    from ipcausal.backends.cache import ResponseCache
+    from ipcausal.cases import get_case
+    from ipcausal.study.run import run
+
+    local, store, got = get_backend("local"), ResponseCache(cache), {}
+    for label, case in [(n, get_case(n)) for n in ("echo", "age")] + [("scaffold", _scaffold())]:
+        src = case.source(given=False)
+        answered = run(src.load(0, limit), local, cache=store, config=GenerationConfig(
+            max_tokens=src.max_tokens, temperature=0.0, seed=0), progress=False)
+        got[label] = [{"pair_id": str(r["pair_id"]), "side": s, "reply": r[f"y_{s}"],
+                       **({"options": r["options"]} if "options" in r else {})}
+                      for r in answered.records() for s in ("i", "j") if r.get(f"y_{s}") is not None]
+    Path(out).write_text(json.dumps({"model": str(local.model), "max_tokens": "each case's demo budget",
+                                     "replies": got}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written {out}")
+
+
 def _released_rows() -> list[str]:
     from ipcausal.scoring import read_choice
 
@@ -123,7 +147,11 @@ def main() -> None:
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "ipcausal-parse-rates.sqlite"))
     ap.add_argument("--skip-model", action="store_true", help="only the released answers")
     ap.add_argument("-o", "--out", default=str(Path(__file__).with_name("PARSE_RATES.txt")))
+    ap.add_argument("--dump", metavar="FILE", help="only write the local model's replies (echo, age, scaffold) as JSON")
     args = ap.parse_args()
+    if args.dump:
+        _dump(args.limit, args.cache, args.dump)
+        return
     lines = []
     if not args.skip_model:
         lines += ["| case | scorer | pairs | replies read | parse rate | pairs scored | first reply not read | time |",

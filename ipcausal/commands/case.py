@@ -181,7 +181,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
-    if not res.counts.get("scored"):
+    scored = res.counts.get("scored", res.counts.get("pairs_scored"))  # a case run, or an audit's
+    if scored == 0:
         print(f"error: no pair could be scored, so nothing was tested; `ipcausal failures {out}` lists the "
               "replies the scorer could not read", file=sys.stderr)
         return EXIT_INCOMPLETE
