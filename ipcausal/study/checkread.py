@@ -6,7 +6,8 @@ by default in ``ipcausal check-case``, or the backend given), scores the replies
 scorer, and passes when the share of replies the scorer could read — the **parse rate** — is at least
 80 % (:data:`PARSE_FLOOR`).  A failure shows the replies it could not read, so the contributor sees
 what the model wrote.  Scorers that read no number or choice (an embedding, the offline essay
-rater) read every reply.
+rater, option log-probabilities) score every reply as it is: the step passes without asking the
+model (:func:`reads_text`).
 
 The step is self-contained: it returns a :class:`ReadCheck`, which
 :func:`~ipcausal.study.checkcase.check_case` turns into its ``reads`` item.
@@ -19,7 +20,7 @@ from typing import Any
 
 from ipcausal.pairs import PairSet
 
-__all__ = ["read_check", "ReadCheck", "parse_rate", "PARSE_FLOOR", "READ_PAIRS"]
+__all__ = ["read_check", "reads_text", "ReadCheck", "parse_rate", "PARSE_FLOOR", "READ_PAIRS"]
 
 #: The smallest parse rate the step accepts.
 PARSE_FLOOR = 0.8
@@ -76,6 +77,26 @@ class ReadCheck:
         return self.read / self.asked if self.asked else float("nan")
 
 
+def reads_text(scorer: Any) -> bool:
+    """Whether ``scorer`` reads a number or a choice out of the replies (False: an embedding, the offline
+    essay rater, option log-probabilities — every reply is scored as it is).
+
+    Examples
+    --------
+    >>> from ipcausal.scoring import get_scorer
+    >>> reads_text(get_scorer("mcq")), reads_text(get_scorer("embedding")), reads_text(get_scorer("essay"))
+    (True, False, False)
+    """
+    from ipcausal.scoring.ratings import OfflineEssayRater
+
+    if scorer.name in ("embedding", "logprob"):
+        return False
+    if scorer.name == "essay":
+        rater, backend = scorer.options.get("rater"), scorer.options.get("backend")
+        return not (isinstance(rater, OfflineEssayRater) or (rater is None and backend is None))
+    return True
+
+
 def _quote(text: str) -> str:
     flat = " ".join(str(text).split())
     return repr(flat if len(flat) <= _CHARS else flat[: _CHARS - 1] + "…")
@@ -126,11 +147,15 @@ def read_check(case: Any, backend: Any, pairs: PairSet, *, given: bool = False, 
     if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
         raise ValueError(f"`n_pairs` must be an integer >= 1, got {n_pairs!r}")
     sent = pairs.head(n_pairs)
+    scorer = case.scorer_for(given=given)
+    if not reads_text(scorer):  # nothing to parse: the model is not asked
+        return ReadCheck(True, f"not needed: the scorer ({scorer.describe()}) reads no number or choice from the "
+                               "replies, so it scores every reply")
     config = GenerationConfig(max_tokens=case.source(given=given).max_tokens, temperature=0.0, seed=seed)
     answered = run(sent, backend, config=config, progress=False)
     model = f"{getattr(backend, 'kind', '?')} model {getattr(backend, 'model', '?')!s}"
     try:
-        res = score_pairs(answered, case.scorer_for(given=given))
+        res = score_pairs(answered, scorer)
         read, asked, unread = parse_rate(res.pairs.to_frame(), res.dropped)
     except NoScorablePairs as exc:
         read, asked, unread = parse_rate(None, exc.dropped)
