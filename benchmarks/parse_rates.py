@@ -49,7 +49,7 @@ def _model_rows(limit: int, cache: str) -> list[str]:
     from ipcausal.backends.cache import ResponseCache
     from ipcausal.cases import get_case
     from ipcausal.scoring import NoScorablePairs, score_pairs
-    from ipcausal.study.checkread import parse_rate
+    from ipcausal.study.checkread import parse_rate, reads_text
     from ipcausal.study.run import run
 
     local = get_backend("local")
@@ -61,6 +61,10 @@ def _model_rows(limit: int, cache: str) -> list[str]:
         src = case.source(given=False)
         ps = src.load(0, limit)
         t0 = time.perf_counter()
+        if label == "learner" and not reads_text(case.scorer_for(given=False)):  # the education scorer, again
+            rows.append(f"| {label} | case scorer: {case.scorer_for(given=False).describe()} | {len(ps)} | — | "
+                        "100 % by construction (reads no number or choice; not run) | — |  | 0 s |")
+            continue
         answered = run(ps, local, cache=store, config=GenerationConfig(max_tokens=src.max_tokens, temperature=0.0,
                                                                        seed=0), progress=False)
         variants = [("case scorer", case.scorer_for(given=False))]
