@@ -51,13 +51,13 @@ def tost_size(reps: int, kind: str) -> tuple[float, str]:
             d, eps = rng.normal(0.5, 1.0, 14), 0.5
         elif kind == "monte-carlo":
             d, eps = rng.normal(0.5, 1.0, 60), 0.5
-            res = equivalence_test(d, margin=eps, alpha=ALPHA, n_resamples=2000, rng=i)
+            res = equivalence_test(d, margin=eps, alpha=ALPHA, n_resamples=2000, rng=i, ci_method="shift")
             hits += res.equivalent
             method = res.method
             continue
         else:
             d, eps = rng.choice([-1.0, 0.0, 1.0, 2.0], 100, p=[0.2, 0.3, 0.3, 0.2]), 0.5
-        res = equivalence_test(d, margin=eps, alpha=ALPHA, rng=i)
+        res = equivalence_test(d, margin=eps, alpha=ALPHA, rng=i, ci_method="shift")
         hits += res.equivalent
         method = res.method
     return hits / reps, method
@@ -103,10 +103,10 @@ def power(reps: int, kind: str) -> list[tuple[float, float, float]]:
             rng = np.random.default_rng(20_000_000 + i)
             if kind == "continuous":
                 d = rng.normal(mu, 1.0, n)
-                res = equivalence_test(d, margin=eps, alpha=ALPHA, n_resamples=2000, rng=i)
+                res = equivalence_test(d, margin=eps, alpha=ALPHA, n_resamples=2000, rng=i, ci_method="shift")
             else:
                 d = rng.choice([-1.0, 0.0, 1.0], n, p=[0.3 - mu / 2, 0.4, 0.3 + mu / 2])
-                res = equivalence_test(d, margin=eps, alpha=ALPHA)
+                res = equivalence_test(d, margin=eps, alpha=ALPHA, ci_method="shift")
             ours += res.equivalent
             theirs += ttost_paired(d, np.zeros_like(d), -eps, eps)[0] <= ALPHA
         out.append((mu, ours / reps, theirs / reps))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ipcausal.study.results import Report
-from ipcausal.study.text import dz_text, effect_name, format_p, outcome_words, strata_table
+from ipcausal.study.text import dz_text, effect_name, format_p, interval_kind, outcome_words, strata_table
 from ipcausal.outcomes import is_interval
 
 __all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
@@ -77,7 +77,9 @@ def sections_of(sections: Any) -> list[Section]:
 def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-group table."""
     effect = effect_name(report)
-    header = ["model", "pair", "n", "test", "method", effect, "95% CI", "p", "p adj", "reject H0"]
+    kinds = {interval_kind(getattr(g, "ci_method", ""))[0] for g in report.groups}
+    header = ["model", "pair", "n", "test", "method", effect, f"95% {kinds.pop() if len(kinds) == 1 else 'CI'}",
+              "p", "p adj", "reject H0"]
     interval = is_interval(report.outcome)
     mde = any(g.mde is not None for g in report.groups)
     if interval:

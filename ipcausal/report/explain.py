@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ipcausal.study.text import clean_zero, dz_text, format_p, mde_text, named_direction
+from ipcausal.study.text import clean_zero, dz_text, format_p, interval_kind, mde_text, named_direction
 from ipcausal.outcomes import is_similarity
 
 __all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
@@ -43,6 +43,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
+def _kind(g: Any) -> str:
+    """The interval's name in a sentence: the mean's own (a bound known) or the shift interval."""
+    short = interval_kind(getattr(g, "ci_method", "") or "")[0]
+    return {"CI of the mean": "CI of the mean (valid for any distribution within the bound)",
+            "shift interval": "shift interval (assumes Δ symmetric about its mean; no bound on |Δ| given)"}.get(short, short)
+
+
 def _group_line(report: Any, g: Any) -> str:
     a, b = g.background_a, g.background_b
     if is_similarity(report.outcome):
@@ -60,7 +67,7 @@ def _group_line(report: Any, g: Any) -> str:
         size = f"{abs(effect):.3g} " if effect != 0 else ""
         dz = f", d_z = {dz_text(g)}" if dz_text(g) else ""
         what = (f"responses to {b} prompts scored {size}{sign} on average than to {a} prompts "
-                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}{dz}, 95 % CI "
+                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}{dz}, 95 % {_kind(g)} "
                 f"[{g.ci_low:.3g}, {g.ci_high:.3g}], {g.n} pairs)")
         if g.reject:
             verdict = (f"evidence of implicit personalization at α = {report.alpha:g} "

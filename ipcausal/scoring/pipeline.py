@@ -12,7 +12,7 @@ import pandas as pd
 from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, check_policy
-from ipcausal.scoring.registry import SCORERS, SIMILARITY_SCORERS, Scorer, check_scorer, get_scorer  # noqa: F401
+from ipcausal.scoring.registry import SCORERS, SIMILARITY_SCORERS, Scorer, _bound, check_scorer, get_scorer  # noqa: F401
 from ipcausal.scoring.similarity import EmbeddingSimilarity
 
 __all__ = ["SCORERS", "SIMILARITY_SCORERS", "NoScorablePairs", "ScoreResult", "score_pairs"]
@@ -169,6 +169,10 @@ def score_pairs(
     then tests the per-pair means), similarity scorers set ``similarity`` to the mean over the
     r × r sample pairs (the first samples' value stays in ``similarity_first``).
 
+    Interval scorers also write ``bound``: the scorer's known bound on |score_j − score_i| (1 for
+    ``mcq``, 5 for the 1..6 essay rubric, the ``bound`` option; NaN when unknown, e.g. a custom
+    rater).  :func:`ipcausal.test` reads it to choose the interval for the mean Δ.
+
     Returns
     -------
     ScoreResult
@@ -243,6 +247,9 @@ def score_pairs(
     if "samples_i" in df.columns and "samples_j" in df.columns:
         _score_samples(df, entry, policy, opts)
     df["scorer"] = desc
+    if not similarity:  # the scorer's known bound on |Δ| travels with the pairs (None: unknown)
+        known = _bound(entry, {k: v for k, v in opts.items() if v is not None})
+        df["bound"] = np.nan if known is None else float(known)
     counts = {
         "requested": n,
         "scored": int(keep.sum()),

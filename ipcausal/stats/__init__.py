@@ -57,6 +57,8 @@ _LAZY: dict[str, str] = {
     "HeterogeneityTestResult": "ipcausal.stats.results_ordered",
     "BinomialTestResult": "ipcausal.stats.results_ordered",
     "compare_models": "ipcausal.stats.models",
+    "bounded_mean_test": "ipcausal.stats.meanci",
+    "BoundedMeanTestResult": "ipcausal.stats.meanci",
     "ppi_mean_test": "ipcausal.stats.ppi",
     "PPIResult": "ipcausal.stats.ppi",
     "ModelComparisonResult": "ipcausal.stats.models",
@@ -66,6 +68,7 @@ __all__ = sorted(_LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.binomial import binomial_test
+    from ipcausal.stats.meanci import BoundedMeanTestResult, bounded_mean_test
     from ipcausal.stats.models import ModelComparisonResult, compare_models
     from ipcausal.stats.ordered import heterogeneity_test, trend_test
     from ipcausal.stats.results_ordered import BinomialTestResult, HeterogeneityTestResult, TrendTestResult

@@ -251,8 +251,9 @@ def sequential_state(*, bound: float, alpha: float = 0.05, alternative: str = "t
         The confidence sequence for mean(Δ) (two-sided, level 1 − α; see
         :mod:`ipcausal.stats._kernels.sequential`).  ``"betting"``: the mixture bets of the test
         at every candidate mean on a grid of step 0.01 · bound (its ends are excluded grid
-        points; with ``method="mixture"`` and ``null="mean"`` it has the test's own wealths at m = 0,
-        so when the test rejects through one side the CS ends at 0); ~67 kB of state.  ``"empirical-bernstein"``: Waudby-Smith &
+        points; with ``method="mixture"`` and ``null="mean"`` it has the test's own wealths at m = 0;
+        a mean leaves it when one side's wealth reaches 2/α, so a CS without 0 implies a
+        two-sided rejection, not the converse: see :mod:`ipcausal.stats.sequential`); ~67 kB of state.  ``"empirical-bernstein"``: Waudby-Smith &
         Ramdas' closed form, a few floats of state, wider.
 
     -------

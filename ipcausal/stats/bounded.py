@@ -6,9 +6,14 @@ A Student t interval ignores the range: for 0/1 correctness with 1 of 5 correct 
 * for a two-valued outcome (0/1, or the two ends of ``bounds``): the exact Clopper–Pearson
   interval of the binomial proportion, rescaled — its coverage is at least the level for every
   n and every true proportion, and an all-zero group of 5 gets [0, 0.522];
-* otherwise: the percentile bootstrap of the mean, which lies inside [min(x), max(x)] and so
-  inside any range the outcome has (an approximation: its coverage is near the level for
-  moderate n, below it for very small n).
+* with ``bounds`` given, otherwise: the fixed-n betting interval for the mean
+  (:func:`ipcausal.stats.bounded_mean_test`), valid for every distribution on the range (values
+  independent draws, in an order that does not depend on them);
+* without ``bounds``: no interval is valid for every distribution, so the percentile bootstrap
+  of the mean, named as an approximation (``"percentile-bootstrap (approximate)"``; measured on
+  a skewed 1–6 rating: coverage 0.85 at n = 5–10 and 0.923 at n = 30 at a stated 0.95).  The
+  observed range is never taken for the outcome's range: a constant sample without ``bounds``
+  gets (−inf, inf), not a zero-width interval.
 
 The unit is the response (each value one independent draw of the outcome).
 """
@@ -30,9 +35,10 @@ __all__ = ["BoundedMeanResult", "bounded_mean_ci"]
 class BoundedMeanResult(Result):
     """Result of :func:`bounded_mean_ci`: ``statistic`` = the mean, ``ci_low``/``ci_high`` inside the range.
 
-    ``method`` is ``"clopper-pearson"`` (exact, two-valued outcome) or ``"percentile-bootstrap"``;
-    ``bounds`` the range used (the two values for a two-valued outcome, else the observed range
-    or the given ``bounds``).
+    ``method`` is ``"clopper-pearson"`` (exact, two-valued outcome), ``"betting-fixed-n"`` (valid for
+    every distribution on ``bounds``), ``"percentile-bootstrap (approximate)"`` (no bounds given)
+    or ``"none (constant sample, no bounds)"``; ``bounds`` the range used (the given one, (0, 1)
+    for a 0/1 outcome, else ``None``).
     """
 
     statistic: float
@@ -41,7 +47,7 @@ class BoundedMeanResult(Result):
     confidence_level: float
     n: int
     method: str
-    bounds: tuple[float, float]
+    bounds: tuple[float, float] | None
     n_resamples: int = 0
 
 
@@ -64,8 +70,9 @@ def bounded_mean_ci(x: Any, *, bounds: tuple[float, float] | None = None, confid
         The outcomes, n ≥ 1.
     bounds : (float, float), optional
         The outcome's range (e.g. ``(1, 6)`` for a 1–6 rating).  Values outside raise.  When
-        every value is one of the two bounds, the outcome is two-valued (exact interval).
-        Default: a 0/1 outcome when every value is 0 or 1, else the observed range.
+        every value is one of the two bounds, the outcome is two-valued (exact interval); else
+        the betting interval, valid for every distribution on the range.  Default: (0, 1) when
+        every value is 0 or 1, else none (an approximate bootstrap interval).
     confidence_level : float
         Level in (0, 1).
     n_resamples : int
@@ -85,9 +92,13 @@ def bounded_mean_ci(x: Any, *, bounds: tuple[float, float] | None = None, confid
     ('clopper-pearson', 0.2, 0.0051, 0.7164)
     >>> round(bounded_mean_ci([0, 0, 0, 0, 0]).ci_high, 4)  # all zero: not [0, 0]
     0.5218
-    >>> r = bounded_mean_ci([3, 4, 4, 5, 6, 2], bounds=(1, 6), rng=0)
-    >>> r.method, 2 <= r.ci_low <= r.statistic <= r.ci_high <= 6
-    ('percentile-bootstrap', True)
+    >>> r = bounded_mean_ci([3, 4, 4, 5, 6, 2], bounds=(1, 6))
+    >>> r.method, 1 <= r.ci_low <= r.statistic <= r.ci_high <= 6
+    ('betting-fixed-n', True)
+    >>> bounded_mean_ci([3, 4, 4, 5, 6, 2], rng=0).method      # no range given: an approximation
+    'percentile-bootstrap (approximate)'
+    >>> bounded_mean_ci([3, 3, 3]).ci_low                      # one value seen, no range: no interval
+    -inf
     """
     v = as_sample(x, "x", min_size=1)
     level = open_unit(confidence_level, "confidence_level")
@@ -101,21 +112,30 @@ def bounded_mean_ci(x: Any, *, bounds: tuple[float, float] | None = None, confid
             raise ValueError(f"`bounds` must be two finite numbers with low < high, got {bounds!r}")
         if v.min() < lo_b or v.max() > hi_b:
             raise ValueError(f"`x` has values outside `bounds` {bounds!r}: min {v.min():g}, max {v.max():g}")
+    elif np.all((v == 0) | (v == 1)):
+        lo_b, hi_b = 0.0, 1.0
     else:
-        lo_b, hi_b = (0.0, 1.0) if np.all((v == 0) | (v == 1)) else (float(v.min()), float(v.max()))
+        lo_b = hi_b = None
     n = int(v.size)
     mean = float(v.mean())
-    if np.all((v == lo_b) | (v == hi_b)):
-        k = int(np.count_nonzero(v == hi_b))
-        p_lo, p_hi = _clopper_pearson(k, n, level)
-        span = hi_b - lo_b
-        return BoundedMeanResult(mean, lo_b + span * p_lo, lo_b + span * p_hi, level, n, "clopper-pearson",
-                                 (lo_b, hi_b))
+    if lo_b is not None and hi_b is not None:
+        if np.all((v == lo_b) | (v == hi_b)):
+            k = int(np.count_nonzero(v == hi_b))
+            p_lo, p_hi = _clopper_pearson(k, n, level)
+            span = hi_b - lo_b
+            return BoundedMeanResult(mean, lo_b + span * p_lo, lo_b + span * p_hi, level, n, "clopper-pearson",
+                                     (lo_b, hi_b))
+        from ipcausal.stats.meanci import bounded_mean_test
+
+        bet = bounded_mean_test(v, bound=(lo_b, hi_b), m0=0.5 * (lo_b + hi_b), confidence_level=level)
+        return BoundedMeanResult(mean, bet.ci_low, bet.ci_high, level, n, bet.ci_method, (lo_b, hi_b))
+    if np.all(v == v[0]):
+        return BoundedMeanResult(mean, -np.inf, np.inf, level, n, "none (constant sample, no bounds)", None)
     boots = _bootstrap_means(v, n_resamples, as_generator(rng))
     a = 1.0 - level
     lo, hi = np.quantile(boots, [a / 2, 1 - a / 2])
-    lo, hi = max(float(lo), float(v.min())), min(float(hi), float(v.max()))  # rounding never leaves the range
-    return BoundedMeanResult(mean, lo, hi, level, n, "percentile-bootstrap", (lo_b, hi_b), n_resamples)
+    lo, hi = max(float(lo), float(v.min())), min(float(hi), float(v.max()))  # rounding never leaves the data's range
+    return BoundedMeanResult(mean, lo, hi, level, n, "percentile-bootstrap (approximate)", None, n_resamples)
 
 
 #: Elements (resamples x values) one block of the bootstrap holds at most (32 MiB of int64).

@@ -21,8 +21,14 @@ INTERVAL_SEED = 20241201
 
 
 def unequal_cluster_interval(v: np.ndarray, w: np.ndarray, span: float, *, method: str, n_resamples: int,
-                             level: float, seed: int = INTERVAL_SEED) -> tuple[float, float]:
+                             level: float, seed: int = INTERVAL_SEED,
+                             pvalue: float | None = None) -> tuple[float, float]:
     """The ends (low, high) of the inverted cluster-sum test; ``span`` sets the bisection's scale.
+
+    δ = 0 is in the interval exactly when the test of the cluster sums ``v`` has two-sided
+    p > 1 − level: ``pvalue`` (the p the caller reports for ``v``) or, when not given, the p
+    of the same call as every other evaluation.  The bisection starts there, so rounding or
+    the route (the sums may be exact on a lattice, shifted ones are not) cannot split them.
 
     Examples
     --------
@@ -38,11 +44,17 @@ def unequal_cluster_interval(v: np.ndarray, w: np.ndarray, span: float, *, metho
         return permutation_test(v - w * delta, method=method, n_resamples=min(n_resamples, 20_000), rng=seed).pvalue
 
     centre = float(v.sum() / w.sum())
+    p_zero = p(0.0) if pvalue is None else float(pvalue)  # the test of the cluster sums themselves
     ends = []
     for sign in (-1.0, 1.0):
         inside, outside = centre, centre + sign * span
-        while p(outside) > alpha and abs(outside - centre) < 1e6 * span:
-            outside = centre + 2.0 * (outside - centre)
+        if sign * (0.0 - centre) > 0:  # δ = 0 lies on this side: it is decided by the test's own p there
+            if p_zero <= alpha:
+                outside = 0.0
+            else:
+                inside, outside = 0.0, sign * span
+        while outside != 0.0 and p(outside) > alpha and abs(outside - centre) < 1e6 * span:
+            outside = inside + 2.0 * (outside - inside)
         for _ in range(60):
             mid = 0.5 * (inside + outside)
             inside, outside = (mid, outside) if p(mid) > alpha else (inside, mid)

@@ -97,8 +97,11 @@ class SubsetLaw:
         return saddlepoint_pvalue(np.abs(y[nz]), float(y.sum()), alt)
 
     # --- the interval ------------------------------------------------------------------------
-    def interval(self, confidence_level: float) -> tuple[float, float]:
-        """The closed interval {δ : two-sided p(Δ − δ) > 1 − confidence_level} (may be infinite)."""
+    def interval(self, confidence_level: float, p0: float | None = None) -> tuple[float, float]:
+        """The closed interval {δ : two-sided p(Δ − δ) > 1 − confidence_level} (may be infinite).
+
+        ``p0``: the two-sided p at δ = 0 as reported; the saddlepoint inversion takes it there
+        (its p of Δ − δ is the continuous formula, the reported p may be the lattice one)."""
         alpha = 1.0 - confidence_level
         if self.kind == "exact-inversion":
             lo, hi = _enum_interval(self.data, alpha)
@@ -114,19 +117,24 @@ class SubsetLaw:
             u = self.data["unit"]
             lo, hi = lo * u, hi * u
         else:
-            lo, hi = self._saddle_interval(alpha)
+            lo, hi = self._saddle_interval(alpha, p0)
         return lo * self.scale, hi * self.scale
 
-    def _saddle_interval(self, alpha: float) -> tuple[float, float]:
+    def _saddle_interval(self, alpha: float, p0: float | None = None) -> tuple[float, float]:
         x = self.data["x"]
         if math.ldexp(1.0, 1 - self.n) > alpha:
             return -math.inf, math.inf
         ends = []
         for side, edge in ((+1, float(x.max())), (-1, float(x.min()))):
-            if 2.0 * self._saddle(edge, side) > alpha:  # p stays above α up to the extreme value
+            inside, outside = self.mean, edge
+            zero = p0 is not None and (0.0 - inside) * (outside - 0.0) > 0  # δ = 0 decided by the reported p
+            if zero and p0 <= alpha:
+                outside = 0.0
+            elif 2.0 * self._saddle(edge, side) > alpha:  # p stays above α up to the extreme value
                 ends.append(edge)
                 continue
-            inside, outside = self.mean, edge
+            elif zero:
+                inside = 0.0
             for _ in range(200):
                 mid = 0.5 * (inside + outside)
                 if mid in (inside, outside):
@@ -259,7 +267,9 @@ def _build(x: np.ndarray, route: str, *, lattice: np.ndarray | None = None, n_re
     if route in ("exact", "lattice"):
         vals, cnts = np.unique(x, return_counts=True)
         if route == "exact" and float(np.prod(cnts + 1.0)) <= MAX_CLASS_SUBSETS:
-            return _enum_law(vals, cnts, n, 1.0, mean_sd(x)[0])  # in the data's units: exact means (no overflow)
+            if scale * n < 1e300 and scale > 1e-280:  # in the data's units: exact means (no overflow)
+                return _enum_law(vals, cnts, n, 1.0, mean_sd(x)[0])
+            return _enum_law(vals / scale, cnts, n, scale, mean)  # subset sums would overflow (or underflow)
         if lattice is not None:
             built = _lattice_law(y, lattice, n, scale, mean)
             if built is not None:

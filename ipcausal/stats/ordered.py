@@ -31,6 +31,7 @@ import numpy as np
 from ipcausal.stats import joint as _joint
 from ipcausal.stats._kernels import ordered as _K
 from ipcausal.stats._kernels.labels import label_tables
+from ipcausal.stats._threads import n_threads
 from ipcausal.stats._validate import ALTERNATIVES, MAX_RESAMPLES, as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results_ordered import HeterogeneityTestResult, TrendTestResult
 
@@ -76,6 +77,25 @@ def _as_level_scores(scores: Any, k: int) -> np.ndarray:
     return c
 
 
+def _spread(a: np.ndarray) -> float:
+    """max |a| (1 when a is all zero): the unit the tests standardise by."""
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    return m if m > 0 else 1.0
+
+
+def _col_means(arr: np.ndarray) -> np.ndarray:
+    """Column means without overflow near the float maximum."""
+    s = _spread(arr)
+    return (arr / s).mean(axis=0) * s
+
+
+def _finite(value: float, what: str) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"`y`: {what} overflows the float range at this scale of `y` and `scores`; "
+                         "divide them by a constant (the p-value does not change)")
+    return value
+
+
 def _common(method: Any, n_resamples: Any, rng: Any) -> tuple[str, int, np.random.Generator]:
     method = choice(method, "method", METHODS)
     L = DEFAULT_RESAMPLES if n_resamples is None else positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
@@ -94,7 +114,7 @@ def _group(k: int, n_inf: int, perms: np.ndarray, what: str, *, width: int) -> i
 def _parallel(threads: int | None, n_resamples: int, radix: np.ndarray) -> bool:
     if threads is not None:
         return threads > 1
-    return n_resamples * radix.size >= _joint.PARALLEL_MIN_STEPS and _joint._n_threads() > 1
+    return n_resamples * radix.size >= _joint.PARALLEL_MIN_STEPS and n_threads() > 1
 
 
 def _trend_null(alternative: str) -> str:
@@ -179,13 +199,21 @@ def trend_test(
     c = _as_level_scores(scores, k)
     alternative = choice(alternative, "alternative", ALTERNATIVES)
     method, L, gen = _common(method, n_resamples, rng)
-    w = c - c.mean()
-    t = float((arr @ w).sum())
+    # standardised scores and responses (p(a·y) = p(y) at any scale: no square over- or underflows)
+    ws, ys = _spread(c - c.mean()), _spread(arr)
+    w = (c - c.mean()) / ws
+    t_std = float(((arr / ys) @ w).sum())
+    if 1e-100 <= ws * ys <= 1e100 and 1e-100 <= ws <= 1e100:  # as written, in the data's units
+        t, slope = float((arr @ (c - c.mean())).sum()), float((arr @ (c - c.mean())).sum()) / (
+            n * float((c - c.mean()) @ (c - c.mean())))
+    else:
+        t = _finite(t_std * ws * ys, "the trend statistic T")
+        slope = _finite(t_std / (n * float(w @ w)) * ys / ws, "the slope")
     common = dict(statistic=t, alternative=alternative, n=n, k=k, null_hypothesis=_trend_null(alternative),
-                  scores=tuple(c.tolist()), slope=t / (n * float(w @ w)),
-                  level_means=tuple(arr.mean(axis=0).tolist()))
+                  scores=tuple(c.tolist()), slope=slope,
+                  level_means=tuple(_col_means(arr).tolist()))
     informative = np.ptp(arr, axis=1) > 0
-    yi = arr[informative]
+    yi = arr[informative] / ys
     n_inf = int(yi.shape[0])
     if n_inf == 0:
         return TrendTestResult(pvalue=1.0, method="exact-enumeration", n_resamples=None, pvalue_se=0.0,
@@ -272,15 +300,18 @@ def heterogeneity_test(
     arr = _as_matrix(y, "cues")
     n, k = arr.shape
     method, L, gen = _common(method, n_resamples, rng)
-    means = arr.mean(axis=0)
+    ys = _spread(arr)  # the test runs on y / ys: p(a·y) = p(y) at any scale
+    means = _col_means(arr)
     overall = float(means.mean())
-    common = dict(statistic=float(((means - overall) ** 2).sum()), n=n, k=k, cue_means=tuple(means.tolist()),
-                  overall_mean=overall,
+    stat = float(((means - overall) ** 2).sum()) if 1e-100 <= ys <= 1e100 else _finite(
+        float(((means / ys - overall / ys) ** 2).sum()) * ys * ys, "the statistic (a sum of squares)")
+    common = dict(statistic=stat, n=n, k=k,
+                  cue_means=tuple(means.tolist()), overall_mean=overall,
                   null_hypothesis=("H0: the cue does not matter (each prompt's k values are exchangeable across "
                                    "the cues; all k! relabelings per prompt equally likely) against H1: the cues' "
                                    "mean values differ"))
     informative = np.ptp(arr, axis=1) > 0
-    yi = np.ascontiguousarray(arr[informative])
+    yi = np.ascontiguousarray(arr[informative] / ys)
     n_inf = int(yi.shape[0])
     if n_inf == 0:
         return HeterogeneityTestResult(pvalue=1.0, method="exact-enumeration", n_resamples=None, pvalue_se=0.0,

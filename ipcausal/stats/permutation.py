@@ -16,7 +16,11 @@ Routes to the p-value (``method``):
 * ``"monte-carlo"`` — L random sign vectors; p = (b + 1)/(L + 1), never 0.  Numba kernels:
   partial-sum tables for continuous data, popcount for lattice data, 16 resamples at a time
   with AVX-512 where the CPU has it (``docs/performance.md``).
-* ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`).
+* ``"saddlepoint"`` — Lugannani–Rice with a lattice correction (:mod:`ipcausal.stats.saddlepoint`),
+  an approximation that can fall below the exact p (measured in ``docs/statistics.md``).  On a
+  coarse lattice (root-mean-square unit count below 8: ratings, 0/1) it is below the exact p in
+  every measured case, so there ``"saddlepoint"`` takes the exact lattice route (cheap there)
+  and ``method`` says so.
 * ``"auto"`` — exact when cheap (enumeration for n ≤ 16, the DP while n · Σk ≤ 5·10⁷, the FFT
   whenever its work is below the Monte Carlo kernel's), else Monte Carlo.
 
@@ -100,21 +104,54 @@ def lattice_units(a: np.ndarray, *, max_denominator: int = _MAX_DENOMINATOR) -> 
     return None
 
 
+def coarse_lattice(k: np.ndarray) -> bool:
+    """Whether the lattice units are coarse (root-mean-square k below the saddlepoint module's
+    ``HO_MIN_RMS_K``: ratings, 0/1), where ``method="saddlepoint"`` takes the exact route instead."""
+    from ipcausal.stats.saddlepoint import HO_MIN_RMS_K
+
+    kk = np.asarray(k, dtype=np.float64)
+    return bool(kk.size == 0 or float(np.dot(kk, kk)) / kk.size < HO_MIN_RMS_K**2)
+
+
+def agree_at_zero(lo: float, hi: float, p_two: float, alpha: float, tol: float) -> tuple[float, float]:
+    """The interval's ends with 0 outside exactly when the two-sided ``p_two`` ≤ ``alpha``.
+
+    The ends are breakpoints S/N of the same law that gave the p; a breakpoint the p counts as
+    a tie with 0 (within its relative tolerance) can come out as ±1e-16 instead of 0.  An end
+    within ``tol`` of 0 on the wrong side is moved to 0 (or just past it); nothing else moves.
+    """
+    inside = lo <= 0.0 <= hi
+    if p_two > alpha and not inside:
+        if 0.0 < lo <= tol:
+            lo = 0.0
+        elif -tol <= hi < 0.0:
+            hi = 0.0
+    elif p_two <= alpha and inside:
+        if lo == 0.0 or (-tol <= lo <= 0.0 and hi > tol):
+            lo = math.ulp(0.0)
+        elif hi == 0.0 or (0.0 <= hi <= tol and lo < -tol):
+            hi = -math.ulp(0.0)
+    return lo, hi
+
+
 def _pick(counts: np.ndarray, alternative: str) -> int:
     return int(counts[{"two-sided": 0, "greater": 1, "less": 2}[alternative]])
 
 
 def _exact_lattice(k: np.ndarray, signs: np.ndarray, alternative: str) -> float:
     """Exact p on a lattice: T = 2W − M, W = Σ of the k's with sign +; W and M − W agree in law."""
+    from ipcausal.stats._kernels.exact import lattice_tail_bound
+
     kk = np.ascontiguousarray(k, dtype=np.int64)
     total = int(kk.sum())
     t = int(np.dot(signs.astype(np.int64), kk))  # observed T = Σ s_k k_k, T ≡ M (mod 2)
+    up = 1.0 + lattice_tail_bound(kk)  # the DP's certified rounding bound: never below the exact p
     if alternative == "two-sided":
-        p = 1.0 if t == 0 else min(1.0, 2.0 * K.lattice_tail(kk, (total + abs(t)) // 2))
+        p = 1.0 if t == 0 else min(1.0, 2.0 * K.lattice_tail(kk, (total + abs(t)) // 2) * up)
     elif alternative == "greater":
-        p = K.lattice_tail(kk, (total + t) // 2)
+        p = K.lattice_tail(kk, (total + t) // 2) * up
     else:
-        p = K.lattice_tail(kk, (total - t) // 2)
+        p = K.lattice_tail(kk, (total - t) // 2) * up
     # the observed sign vector alone has probability 2^-n, and two-sided its mirror image counts
     # too: p cannot be smaller (the DP drops terms below 1e-300, so this is what it returns there)
     floor = max(math.ldexp(1.0, (1 if alternative == "two-sided" else 0) - int(k.size)), np.finfo(np.float64).tiny)
@@ -262,11 +299,13 @@ def permutation_test(
             seed_box.append(seed_from(rng))
         return seed_box[0]
 
-    def interval(route: str, k: np.ndarray | None = None) -> dict[str, Any]:
+    def interval(route: str, k: np.ndarray | None = None, p: float = math.nan) -> dict[str, Any]:
         from ipcausal.stats import intervals
 
         law = intervals.law(x, route, lattice=k, n_resamples=n_resamples, seed=seed)
-        lo, hi = law.interval(level)
+        lo, hi = law.interval(level, p0=p if alternative == "two-sided" else None)
+        if alternative == "two-sided":  # 0 outside exactly when p ≤ α (ties at 0 rounded to ±1e-16)
+            lo, hi = agree_at_zero(lo, hi, p, 1.0 - level, 1e-9 * float(np.abs(x).max()))
         name = law.kind if law.certified else "lattice-inversion-uncertified"
         return dict(ci_low=lo, ci_high=hi, ci_method=name)
 
@@ -299,12 +338,14 @@ def permutation_test(
     k = lattice_units(a)  # every route uses it: routing, the DP, the saddlepoint, the exact-integer MC kernel
     lattice_ok = k is not None and m * int(k.sum()) <= MAX_LATTICE_CELLS
 
+    if method == "saddlepoint" and k is not None and coarse_lattice(k) and (lattice_ok or int(k.sum()) <= MAX_FFT_LENGTH):
+        method = "exact"  # coarse lattices are routed away: the saddlepoint is below the exact p there (measured)
     if method == "saddlepoint":
         from ipcausal.stats.saddlepoint import saddlepoint_pvalue
 
         p = saddlepoint_pvalue(a, t_obs, alternative, lattice=k)
         return SignFlipResult(pvalue=p, method="saddlepoint", n_resamples=None, pvalue_se=0.0, **common,
-                              **interval("saddlepoint"))
+                              **interval("saddlepoint", p=p))
 
     use_exact = False
     fft_ok = k is not None and not lattice_ok and m > MAX_ENUMERATION_N and int(k.sum()) <= MAX_FFT_LENGTH
@@ -330,16 +371,16 @@ def permutation_test(
     if use_exact and fft_ok and not lattice_ok:
         p = _exact_fft(np.ascontiguousarray(k, dtype=np.int64), signs, alternative)
         return SignFlipResult(pvalue=p, method="exact-lattice-fft", n_resamples=None, pvalue_se=0.0, **common,
-                              **interval("lattice", k))
+                              **interval("lattice", k, p))
     if use_exact:
         if lattice_ok and m > AUTO_ENUMERATION_N:
             p = _exact_lattice(k, signs, alternative)
             return SignFlipResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common,
-                                  **interval("lattice", k))
+                                  **interval("lattice", k, p))
         counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
         p = _pick(counts, alternative) / float(1 << m)
         return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common,
-                              **interval("exact", k))
+                              **interval("exact", k, p))
 
     stream = seed()
     from ipcausal.stats.intervals import SubsetLaw
@@ -354,6 +395,8 @@ def permutation_test(
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
     lo, hi = law.interval(level)
+    if alternative == "two-sided":
+        lo, hi = agree_at_zero(lo, hi, p, 1.0 - level, 1e-9 * scale)
     return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=stream,
                           **common, ci_low=lo, ci_high=hi, ci_method=law.kind)
 

@@ -129,15 +129,15 @@ class MeanCIResult(Result):
 
 @dataclass(frozen=True)
 class EquivalenceResult(Result):
-    """Result of :func:`ipcausal.stats.equivalence_test`: two one-sided sign-flip tests (TOST).
+    """Result of :func:`ipcausal.stats.equivalence_test`: two one-sided tests (TOST).
 
     H0: |mean(Δ)| ≥ ``margin`` against H1: |mean(Δ)| < ``margin``.  ``pvalue`` is the larger of
-    ``pvalue_lower`` (the test of Δ + margin, H1 mean > −margin) and ``pvalue_upper`` (Δ −
-    margin, H1 mean < margin); ``equivalent`` is ``pvalue <= alpha``.  ``ci_low``/``ci_high``
-    is the inverted interval at ``confidence_level`` = 1 − 2α, which lies inside
-    (−margin, margin) exactly when the exact routes declare equivalence.  ``statistic`` is
-    mean(Δ); ``method`` the route of the sign-flip law, ``ci_method`` how the interval was
-    inverted.
+    ``pvalue_lower`` (H1 mean > −margin) and ``pvalue_upper`` (H1 mean < margin); ``equivalent``
+    is ``pvalue <= alpha``, and holds exactly when ``ci_low``/``ci_high`` (the interval at
+    ``confidence_level`` = 1 − 2α) lie inside (−margin, margin).  ``ci_method`` says which
+    interval: ``"betting-fixed-n"`` (``method="betting"``: valid for every distribution on
+    [−``bound``, ``bound``]) or a sign-flip inversion (the shift model; ``method`` the route of the
+    sign-flip law).
     """
 
     statistic: float
@@ -155,6 +155,7 @@ class EquivalenceResult(Result):
     n: int
     n_resamples: int | None
     null_hypothesis: str
+    bound: float | None = None
 
 
 @dataclass(frozen=True)

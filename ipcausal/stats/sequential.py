@@ -26,7 +26,11 @@ Bets (``method``), compared on the study's own released echo-chamber outputs in
 The confidence sequence for mean(Δ) (``ci_method``) is by default the betting CS: the same
 mixture bets placed against every candidate mean on a grid of step 0.01 · bound, a mean being
 excluded once its wealth reaches 2/α; it covers the mean at every t at once with probability
-≥ 1 − α, and with the default bet it ends at 0 when the test rejects through one side.
+≥ 1 − α.  It excludes m once *one* side's wealth at m reaches 2/α, while the two-sided test
+rejects once the *average* of the two sides' wealths at 0 reaches 1/α: a CS without 0 implies a
+rejection, not the converse (with wealth on both sides the test can reject while 0 is still
+inside the CS: rare — 0 of 311 rejections in ``tests/stats/test_sequential.py``'s setting —
+but possible).
 ``ci_method="empirical-bernstein"`` is Waudby-Smith & Ramdas' predictable plug-in
 empirical-Bernstein CS (Thm 2), closed form, a few floats of state, wider.
 """
@@ -98,7 +102,7 @@ def sequential_test(d: Any, *, bound: float, alpha: float = 0.05, alternative: s
     >>> res = sequential_test(d, bound=1)
     >>> res.reject, res.stopped_at, round(res.e_value, 1), round(res.pvalue, 4)
     (True, 45, 22.2, 0.0451)
-    >>> round(res.statistic, 3), res.ci_low, res.ci_high  # the CS ends at 0: the test rejected
+    >>> round(res.statistic, 3), res.ci_low, res.ci_high  # here the CS ends at 0 too
     (0.356, 0.0, 0.65)
     """
     state = sequential_state(bound=bound, alpha=alpha, alternative=alternative, method=method, null=null,

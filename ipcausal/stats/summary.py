@@ -36,8 +36,13 @@ def mean_ci(d: Any, *, confidence_level: float = 0.95) -> MeanCIResult:
 
 
 def _pb(means: np.ndarray) -> np.ndarray:
-    # means: (..., n_backgrounds, dims) -> sqrt of the summed population variances
-    return np.sqrt(np.sum(np.var(means, axis=-2, ddof=0), axis=-1))
+    # means: (..., n_backgrounds, dims) -> sqrt of the summed population variances, on means / max|means|
+    # so that no square over- or underflows (a score of 1e300 gave PB = inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scale = np.max(np.abs(means), axis=(-2, -1), keepdims=True)
+        ok = (scale > 1e-100) & (scale < 1e100) | ~np.isfinite(scale)  # as written where nothing can overflow
+        scale = np.where(ok | (scale == 0), 1.0, scale)
+        return np.sqrt(np.sum(np.var(means / scale, axis=-2, ddof=0), axis=-1)) * scale[..., 0, 0]
 
 
 def personalization_bias(

@@ -281,7 +281,7 @@ def assemble(p: Plan, opts: Any, *, model: str, counts: dict[str, int], seed: in
             ci_high=float(hi), pvalue=float(st.pvalue), pvalue_adjusted=float(p_adj), reject=s.reason == "rejected",
             detail=detail, data=sample_summary(s.values, label=label) if s.values else None, null=None,
             observed=float(statistic), n_clusters=s.units_used if p.clustered else None,
-            unit="clusters" if p.clustered else "pairs",
+            unit="clusters" if p.clustered else "pairs", ci_method=f"confidence sequence: {detail.ci_method}",
             sequential=SequentialInfo(n_available=s.n_pairs, n_sent=s.sent, stop_reason=s.reason,
                                       e_value=min(_E_CAP, _e(st)), e_adjusted=s.e_adjusted, path_n=path_n,
                                       path_e=path_e)))

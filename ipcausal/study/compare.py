@@ -135,6 +135,9 @@ def differences(a: Any, b: Any, *, labels: Any = None, on_mismatch: str = "error
     si_b, sj_b = np.where(swapped, sj_b, si_b), np.where(swapped, si_b, sj_b)
     drop = {"y_i", "y_j", "model", "score_i", "score_j", "scores_i", "scores_j", "similarity"}
     out = fa[[c for c in fa.columns if c not in drop]].copy()  # a's pairs, prompts and id columns
+    if "bound" in out.columns:  # |Δ_a − Δ_b| ≤ the two runs' bounds added
+        out["bound"] = out["bound"].to_numpy(np.float64) + (fb["bound"].to_numpy(np.float64) if "bound" in fb.columns
+                                                            else np.nan)
     out["score_i"] = fa["score_i"].to_numpy(np.float64) - si_b
     out["score_j"] = fa["score_j"].to_numpy(np.float64) - sj_b
     out["model"] = f"{la} − {lb}"

@@ -205,14 +205,16 @@ def groups(ps: PairSet, outcome: str, *, cluster: str | None = None, order: tupl
     return sorted(out, key=lambda g: (g.model, g.a, g.b))
 
 
-def cluster_interval(group: Group, method: str, n_resamples: int, level: float) -> tuple[float, float, str]:
+def cluster_interval(group: Group, method: str, n_resamples: int, level: float,
+                     pvalue: float | None = None) -> tuple[float, float, str]:
     """Interval for the per-pair mean Δ with unequal cluster sizes: invert the cluster-sum test.
 
     δ is in the set when the two-sided test of the cluster sums S_c − n_c·k·δ has p > 1 − level;
     the boundary is found by bisection, every evaluation with one fixed set of sign vectors
-    (:func:`ipcausal.stats.clusters.unequal_cluster_interval`).
+    (:func:`ipcausal.stats.clusters.unequal_cluster_interval`); ``pvalue``, the group's reported
+    two-sided p, decides δ = 0 (so the interval excludes 0 exactly when it is ≤ 1 − level).
     """
     span = float(np.max(np.abs(group.pair_deltas))) + 1e-12
     lo, hi = unequal_cluster_interval(group.values, group.sizes * (group.samples or 1), span, method=method,
-                                      n_resamples=n_resamples, level=level)
+                                      n_resamples=n_resamples, level=level, pvalue=pvalue)
     return lo, hi, "inversion of the cluster-sum test (bisection, fixed sign vectors)"

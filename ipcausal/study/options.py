@@ -86,6 +86,14 @@ class Design:
         A column naming each pair's cue (e.g. ``cue_kind``): adds ``Report.strata``, the effect
         per cue, the pooled test stratified by cue and, where each prompt carries every cue once,
         :func:`ipcausal.stats.heterogeneity_test`.
+    bound : float, optional
+        A known bound c on every pair's |Δ| (interval outcomes: 1 for 0/1 scores, k − 1 for a
+        k-point rating).  Where a bound is known — this one, else the ``bound`` column that
+        :func:`ipcausal.scoring.score_pairs` writes from the scorer's own — each group's
+        interval for the mean Δ and its equivalence test (``margin``) are the betting ones,
+        valid for every distribution of Δ on [−c, c]
+        (:func:`ipcausal.stats.bounded_mean_test`); without one the interval is the sign-flip
+        *shift* interval, which assumes Δ − δ symmetric (``GroupResult.ci_method`` says which).
 
     Examples
     --------
@@ -102,11 +110,14 @@ class Design:
     order: tuple[str, ...] | None = None
     trend: tuple[str, ...] | None = None
     strata: str | None = None
+    bound: float | None = None
 
     def __post_init__(self) -> None:
         from ipcausal.stats._validate import choice
 
         choice(self.outcome, "outcome", OUTCOMES)
+        if self.bound is not None:
+            object.__setattr__(self, "bound", positive_number(self.bound, "bound"))
         object.__setattr__(self, "order", _names(self.order, "order"))
         object.__setattr__(self, "trend", _names(self.trend, "trend"))
         if self.strata is not None and not isinstance(self.strata, str):

@@ -56,7 +56,9 @@ class EquivalenceInfo(Result):
     ``verdict`` is ``"reject"`` (H0 of no effect rejected after the correction), ``"equivalent"``
     (the TOST p ``pvalue`` ≤ α: the (1 − 2α) interval ``ci_low``/``ci_high`` lies inside (−ε, ε))
     or ``"inconclusive"``; ``confidence_level`` is 1 − 2α.  ``pvalue`` is ``None`` where the
-    decision is read off the interval alone (clusters of unequal sizes: no TOST p).
+    decision is read off the interval alone (clusters of unequal sizes: no TOST p).  ``ci_method``
+    names the tests: ``"betting-fixed-n"`` (a bound on |Δ| known: level α for every distribution
+    on it) or ``"shift: …"`` (sign flips of Δ ∓ ε, exact only when those are symmetric).
 
     Examples
     --------
@@ -72,6 +74,7 @@ class EquivalenceInfo(Result):
     ci_low: float
     ci_high: float
     confidence_level: float
+    ci_method: str = ""  # "betting-fixed-n" (every bounded distribution) or "shift: …" (the sign-flip TOST)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,12 @@ class GroupResult(Result):
     ``n_clusters`` the clusters when the test flipped whole clusters (``unit`` says which), in
     which case ``data``, ``null`` and ``observed`` are on the scale of the cluster sums.  With a
     ``margin`` ε, ``equivalence`` holds the group's :class:`EquivalenceInfo` (its ``verdict``:
-    reject / equivalent / inconclusive); without one it is ``None``.
+    reject / equivalent / inconclusive); without one it is ``None``.  ``ci_method`` names the
+    interval ``ci_low``/``ci_high``: ``"betting-fixed-n"`` (a bound on |Δ| known: an interval for
+    the mean valid for every distribution on it; "(cluster means)" with clusters), ``"shift: …"``
+    (no bound: the inverted sign-flip test, an interval for a shift δ under "Δ − δ symmetric",
+    not for the mean of an asymmetric Δ), ``"median: …"`` (similarities) or the confidence
+    sequence's name (audits); ``""`` in files written before it.
 
     Groups of an audit (:func:`ipcausal.audit`, ``test == "sequential"``) carry a
     :class:`~ipcausal.stats.results.SequentialTestResult` or
@@ -92,6 +97,7 @@ class GroupResult(Result):
     unit: str = "pairs"
     equivalence: EquivalenceInfo | None = None
     sequential: SequentialInfo | None = None
+    ci_method: str = ""
     mde: MDEInfo | None = None
 
 

@@ -38,7 +38,7 @@ from ipcausal.study.groups import (
 )
 from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
-from ipcausal.study.equivalence import validate_margin, verdict, with_equivalence
+from ipcausal.study.equivalence import known_bound, mean_interval, validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.humanppi import human_report
 from ipcausal.study.mde import group_mde
@@ -81,6 +81,7 @@ class Settings:
     cluster: str | None = None
     order: tuple[str, ...] | None = None
     margin: float | None = None
+    bound: float | None = None  # a known bound on |Δ| (Design.bound, else the pairs' `bound` column)
 
 
 def _resolve_outcome(ps: PairSet, outcome: str) -> str:
@@ -93,7 +94,7 @@ def _resolve_outcome(ps: PairSet, outcome: str) -> str:
 
 def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: float, method: str,
              n_resamples: int | None, paper_compat: bool, alternative: str | None, cluster: str | None = None,
-             order: Any = None, margin: Any = None) -> Settings:
+             order: Any = None, margin: Any = None, bound: float | None = None) -> Settings:
     """Validate the options of :func:`test` (errors name the parameter)."""
     outcome = choice(outcome, "outcome", OUTCOMES)
     alpha = open_unit(alpha, "alpha")
@@ -125,7 +126,7 @@ def settings(ps: PairSet, *, outcome: str, alpha: float, correction: str, m0: fl
             raise ValueError(f"`correction`={correction!r} randomises whole prompts (`prompt_id`); it cannot "
                              f"also take `cluster`={cluster!r}")
     return Settings(outcome, alpha, "none" if paper_compat else correction, float(m0), method, n_resamples,
-                    paper_compat, alternative, cluster, order, margin)
+                    paper_compat, alternative, cluster, order, margin, known_bound(ps, bound, outcome))
 
 
 def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupResult:
@@ -151,9 +152,14 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
             ci = (res.ci_low / group.scale, res.ci_high / group.scale)
         else:
             effect = float(v.sum() / (group.sizes * (group.samples or 1)).sum())
-            lo, hi, how = cluster_interval(group, st.method, st.n_resamples, res.confidence_level)
+            lo, hi, how = cluster_interval(group, st.method, st.n_resamples, res.confidence_level, pvalue=res.pvalue
+                                           if st.alternative == "two-sided" and not st.paper_compat else None)
             ci = (lo, hi)
             res = replace(res, ci_method=how)
+        ci_method = f"shift: {res.ci_method}"  # the sign-flip inversion: a shift δ under "Δ − δ symmetric"
+        if st.bound is not None and not st.paper_compat:  # the mean's own interval, valid for every shape
+            lo, hi, ci_method = mean_interval(group, st.bound, res.confidence_level)
+            ci = (lo, hi)
         test_name, statistic, observed = "permutation", res.statistic, res.statistic
     else:
         res = sign_test(v, m0=st.m0, alternative=st.alternative)
@@ -163,6 +169,7 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
                           n=int(v.size))
         test_name, statistic, effect, observed = "sign", float(res.statistic), res.median, float(res.statistic)
         ci = (res.ci_low, res.ci_high)
+        ci_method = f"median: {res.ci_method}"
     label = f"Δ = score({b}) − score({a})" if directed(st.outcome) else "similarity"
     if group.n_clusters is not None:
         label += f", summed per cluster ({group.n_clusters} clusters)" if directed(st.outcome) else \
@@ -172,7 +179,7 @@ def test_group(group: Group, st: Settings, gen: np.random.Generator) -> GroupRes
         n=group.n_pairs, statistic=float(statistic), effect=float(effect), ci_low=float(ci[0]),
         ci_high=float(ci[1]), pvalue=float(res.pvalue), pvalue_adjusted=float(res.pvalue), reject=False,
         detail=res, data=sample_summary(v, label=label), null=null_distribution(v, res), observed=float(observed),
-        n_clusters=group.n_clusters, unit=unit,
+        n_clusters=group.n_clusters, unit=unit, ci_method=ci_method,
     )
 
 
@@ -351,7 +358,9 @@ def test(
     margin : float, optional
         An equivalence margin ε > 0 on mean Δ (the smallest effect that matters): each group also
         gets ``equivalence`` = "reject" / "equivalent" (TOST at α: |mean Δ| < ε shown) /
-        "inconclusive".  Failing to reject is never reported as equivalence.
+        "inconclusive" — the betting TOST (level α for every distribution of Δ on [−c, c]) where
+        a bound c on |Δ| is known, else the sign-flip TOST of the shift model.  Failing to reject
+        is never reported as equivalence.
     design : Design, optional
         What the pairs measure and how their backgrounds are arranged
         (:class:`~ipcausal.study.options.Design`, ``ipcausal.Design``): ``outcome`` (which outcome
@@ -361,7 +370,10 @@ def test(
         exchangeable across the levels; unit: the prompt) and ``strata`` (a column naming each
         pair's cue: adds ``Report.strata``, the effect per cue, the pooled test stratified by cue
         and, where each prompt carries every cue once, :func:`ipcausal.stats.heterogeneity_test`;
-        see :mod:`ipcausal.study.ordered`).
+        see :mod:`ipcausal.study.ordered`) and ``bound`` (a known bound on |Δ|: the interval of
+        mean Δ is then the betting interval, valid for every distribution; without it — and
+        without the ``bound`` column the score step writes — it is the shift interval;
+        ``GroupResult.ci_method`` says which).
     human : HumanLabels, path or table, optional
         Human scores of a uniformly random subset of the pairs (``pair_id, human_i, human_j``: a
         ``LABELS.csv``, the rating sheet of ``ipcausal validate sample`` with its key, a DataFrame, or
@@ -397,7 +409,8 @@ def test(
     paper_compat = choice(method, "method", METHODS + (PAPER_COMPAT,)) == PAPER_COMPAT
     st = settings(ps, outcome=dz.outcome, alpha=alpha, correction=correction, m0=m0,
                   method=DEFAULTS["method"] if paper_compat else method, n_resamples=n_resamples,
-                  paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=dz.order, margin=margin)
+                  paper_compat=paper_compat, alternative=alternative, cluster=cluster, order=dz.order, margin=margin,
+                  bound=dz.bound)
     levels, strata = validate_design(ps, dz)
     gen = as_generator(rng)
     raw = []
@@ -427,7 +440,8 @@ def test(
     else:
         direction = f"effect = median similarity of the paired responses (1 = same); H1 says it is below {st.m0:g}"
     per_cue = dict(alpha=st.alpha, correction="none", m0=st.m0, method=method, n_resamples=n_resamples,
-                   alternative=alternative, cluster=cluster, design=Design(outcome=st.outcome, order=dz.order))
+                   alternative=alternative, cluster=cluster,
+                   design=Design(outcome=st.outcome, order=dz.order, bound=dz.bound))
     trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
     human_part, source = human_report(ps, results, human, outcome=st.outcome, alpha=st.alpha,
                                       correction=st.correction, alternative=st.alternative, cluster=st.cluster, rng=gen)

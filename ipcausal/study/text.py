@@ -21,6 +21,19 @@ _OUTCOME_WORDS = {"interval": "rating / score difference", "similarity": "simila
                   "distribution": "distribution of the responses"}
 
 
+
+def interval_kind(ci_method: str) -> tuple[str, str]:
+    """(a short name, a note) for a group's interval, from ``GroupResult.ci_method``."""
+    if ci_method.startswith("betting"):
+        return "CI of the mean", ("the interval is the betting CI of mean Δ, valid for every distribution of Δ "
+                                  "within the bound on |Δ|" + (", cluster means as units" if "cluster" in ci_method
+                                                               else ""))
+    if ci_method.startswith("shift"):
+        return "shift interval", ("no bound on |Δ| is known, so no interval valid for the mean of every "
+                                  "distribution exists; the interval shown inverts the sign-flip test: a shift "
+                                  "δ with Δ − δ symmetric (declare Design(bound=c) for the CI of the mean)")
+    return "CI", ""
+
 def outcome_words(outcome: str) -> str:
     """The outcome in words a reader knows ("rating / score difference", not "interval").
 
@@ -233,12 +246,16 @@ def format_text(report: Any) -> str:
             if report.margin is not None:
                 rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
         effect = effect_name(report)
-        header = ["pair", "n", "method", effect, "95% CI", "p", "p adj", "reject"]
+        kinds = {interval_kind(getattr(g, "ci_method", ""))[0] for g in fam}
+        header = ["pair", "n", "method", effect, f"95% {kinds.pop() if len(kinds) == 1 else 'CI'}", "p", "p adj",
+                  "reject"]
         if is_interval(report.outcome):
             header.insert(4, "d_z")
         if report.margin is not None:
             header.append(f"|Δ| < {report.margin:g}?")
         lines += ["  " + s for s in text_table(rows, header)]
+        notes = sorted({interval_kind(getattr(g, "ci_method", ""))[1] for g in fam} - {""})
+        lines += [f"  ({n})" for n in notes]
         for g in fam:  # how blind each non-rejection was
             if not g.reject and mde_text(g):
                 lines.append(f"  {g.group}: not rejected; minimal detectable effect: {mde_text(g)}")

@@ -64,9 +64,13 @@ def assert_no_ip(pairs_or_report: Any, *, margin: float, alpha: float | None = N
     """Assert that no background pair shows implicit personalization: every |mean Δ| < ``margin``.
 
     "No IP" is shown, not assumed from a failure to reject: every group must pass the
-    equivalence test (two one-sided sign-flip tests at level α of |mean Δ| ≥ ``margin``, i.e. the
-    (1 − 2α) inverted interval inside (−margin, margin)).  When the data are inconclusive the
-    assertion fails and says how many pairs :func:`ipcausal.power` estimates would be needed.
+    equivalence test of :func:`ipcausal.test` (two one-sided tests at level α of |mean Δ| ≥
+    ``margin``, i.e. the (1 − 2α) interval inside (−margin, margin)).  Where a bound on |Δ| is
+    known (the scorer's ``bound`` column, or ``design=Design(bound=c)`` in ``test_kwargs``) these
+    are the betting tests, level α for every distribution of Δ on [−c, c]; without one they are
+    the sign-flip tests of the shift model, exact only when Δ ∓ margin is symmetric, and the
+    verdict's ``ci_method`` says ``"shift: …"``.  When the data are inconclusive the assertion
+    fails and says how many pairs :func:`ipcausal.power` estimates would be needed.
 
     Parameters
     ----------
@@ -77,7 +81,7 @@ def assert_no_ip(pairs_or_report: Any, *, margin: float, alpha: float | None = N
     alpha : float, optional
         Level (default 0.05 for pairs; the report's own for a Report).
     **test_kwargs
-        Passed to :func:`ipcausal.test` (``correction``, ``cluster``, ``method``, ``rng``, …).
+        Passed to :func:`ipcausal.test` (``correction``, ``cluster``, ``method``, ``rng``, ``design`` …).
 
     Returns
     -------

@@ -51,7 +51,10 @@ def _with_v1_mean_intervals(fresh: ipcausal.Report, back: ipcausal.Report) -> ip
         for b, summary in per.items():
             old = back.backgrounds[model][b]
             assert (summary["mean"], summary["n"]) == (old["mean"], old["n"])
-    groups = tuple(dataclasses.replace(g, mde=None) for g in fresh.groups)
+    # the names of the intervals came later too (issue 28): a v1 file reads them as unknown ("")
+    groups = tuple(dataclasses.replace(g, ci_method="", mde=None, equivalence=None if g.equivalence is None else
+                                       dataclasses.replace(g.equivalence, ci_method="")) for g in fresh.groups)
+    assert all(g.ci_method == "" for g in back.groups)
     return dataclasses.replace(fresh, backgrounds=back.backgrounds, groups=groups)
 
 

@@ -79,8 +79,13 @@ def test_public_route_matches_exact(alternative: str) -> None:
     d[:40] = np.abs(d[:40])  # a small effect
     exact = permutation_test(d, method="exact", alternative=alternative)
     sp = permutation_test(d, method="saddlepoint", alternative=alternative)
-    assert sp.method == "saddlepoint" and sp.n_resamples is None
-    assert sp.pvalue == pytest.approx(exact.pvalue, rel=1e-4)
+    # a coarse lattice (ratings): "saddlepoint" takes the exact route (the formula is below the exact p there)
+    assert sp.method == "exact-lattice" and sp.pvalue == exact.pvalue
+    k = np.abs(d[d != 0]).astype(np.int64)
+    raw = saddlepoint_pvalue(k.astype(float), float(np.sign(d[d != 0]) @ k), alternative, lattice=k)
+    assert raw == pytest.approx(exact.pvalue, rel=1e-4)
+    fine = d * 7 + np.sign(d) * (np.arange(d.size) % 5)  # a fine lattice keeps the saddlepoint
+    assert permutation_test(fine, method="saddlepoint", alternative=alternative).method == "saddlepoint"
 
 
 def test_pvalue_function_directions_and_edges() -> None:

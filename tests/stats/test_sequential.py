@@ -146,6 +146,19 @@ def test_betting_confidence_sequence_matches_its_definition() -> None:
     assert want[-1][0] > -0.5 and want[-1][1] < 0.5  # it did narrow
 
 
+def test_a_cs_without_zero_implies_a_two_sided_rejection() -> None:
+    """The CS drops m when one side's wealth reaches 2/α; the test rejects when the two sides'
+    average reaches 1/α (implied, not the converse: docs/sequential.md)."""
+    rejected = 0
+    for i in range(80):
+        d = np.random.default_rng(i).choice([-1.0, 0.0, 1.0], size=300, p=[0.25, 0.45, 0.30])
+        res = ipcausal.stats.sequential_test(d, bound=1)
+        if not res.ci_low < 0 < res.ci_high:
+            assert res.reject
+        rejected += res.reject
+    assert rejected > 0
+
+
 def test_betting_cs_ends_at_zero_when_the_test_rejects() -> None:
     rng = np.random.default_rng(8)
     for _ in range(20):

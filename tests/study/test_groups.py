@@ -312,8 +312,17 @@ def test_margin_gives_reject_equivalent_inconclusive() -> None:
     # TOST by the engine on the same data agrees
     ps = pairs(0.05, 300)
     g = ipcausal.test(ps, margin=0.2, method="exact" if False else "monte-carlo", rng=2).groups[0]
-    eq = ipcausal.stats.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2))
-    assert (g.equivalence.verdict == "equivalent") == eq.equivalent
+    eq = ipcausal.stats.equivalence_test(ps.deltas, margin=0.2, method="monte-carlo", rng=np.random.default_rng(2),
+                                         ci_method="shift")  # no bound known: the shift model's TOST
+    assert (g.equivalence.verdict == "equivalent") == eq.equivalent and g.equivalence.ci_method.startswith("shift")
+    assert g.ci_method.startswith("shift: ")
+    # a declared bound: the betting TOST and interval on the same data (level α for every bounded Δ)
+    clipped = PairSet.from_frame(ps.to_frame().assign(score_j=np.clip(ps.deltas, -2, 2)))
+    gb = ipcausal.test(clipped, margin=0.2, design=ipcausal.Design(bound=2), rng=2).groups[0]
+    eb = ipcausal.stats.equivalence_test(clipped.deltas, margin=0.2, bound=2)
+    assert gb.equivalence.ci_method == gb.ci_method == "betting-fixed-n"
+    assert (gb.equivalence.verdict == "equivalent") == eb.equivalent and gb.equivalence.pvalue == eb.pvalue
+    assert gb.pvalue == g.pvalue or gb.detail.method == "monte-carlo"  # the p is the sign-flip test's either way
     with pytest.raises(ValueError, match="`margin` must be a positive finite"):
         ipcausal.test(ps, margin=0)
 
@@ -397,3 +406,33 @@ def test_case_passes_the_cluster_only_when_a_group_has_several_pairs_of_one() ->
 
     assert _cluster_column(farm_like(n_q=5)) == "question_id"  # two pairs per question in the group
     assert _cluster_column(three_backgrounds(n=5)) is None  # a prompt appears once per background pair
+
+
+def test_the_scorers_bound_travels_with_the_scored_pairs_to_the_interval_of_the_mean() -> None:
+    """Issue 28: `score_pairs` writes the scorer's bound (mcq: |Δ| ≤ 1); `ipcausal.test` then shows the
+    betting interval of the mean and takes the betting TOST, and says so in the text report."""
+    import warnings
+
+    from ipcausal.scoring import score_pairs
+
+    g = np.random.default_rng(0)
+    rows = [{"pair_id": i, "background_i": "true_belief", "background_j": "false_belief", "x_i": "q", "x_j": "q",
+             "options": ["yes", "no"], "correct_option": 1, "y_i": "1" if g.random() < 0.8 else "2",
+             "y_j": "1" if g.random() < 0.6 else "2"} for i in range(60)]
+    scored = score_pairs(PairSet.from_records(rows), "mcq").pairs
+    assert scored["bound"].tolist() == [1.0] * len(scored)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ipcausal.test(scored, margin=0.1, rng=0)
+        plain = ipcausal.test(PairSet.from_frame(scored.to_frame().drop(columns=["bound"])), margin=0.1, rng=0)
+    g0, p0 = rep.groups[0], plain.groups[0]
+    ref = ipcausal.stats.bounded_mean_test(_oriented(scored), bound=1)
+    assert g0.ci_method == g0.equivalence.ci_method == "betting-fixed-n"
+    assert (g0.ci_low, g0.ci_high) == (ref.ci_low, ref.ci_high) and g0.pvalue == p0.pvalue
+    assert p0.ci_method.startswith("shift: ") and "95% CI of the mean" in str(rep) and "shift interval" in str(plain)
+
+
+def _oriented(ps: PairSet) -> np.ndarray:
+    """Δ = score(false_belief) − score(true_belief), in the pairs' order (all stored true → false here)."""
+    f = ps.to_frame()
+    return (f["score_j"] - f["score_i"]).to_numpy(np.float64)

@@ -161,3 +161,13 @@ def test_test_options_carry_trend_and_strata() -> None:
         Design(strata=1)
     with pytest.raises(TypeError, match="`design` must be a Design or None, got dict"):
         TestOptions(design={"trend": LEVELS})
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_trend_past_the_exact_limit_takes_the_monte_carlo_route() -> None:
+    """Issue 28: 200 prompts crashed `ipcausal.test(pairs, trend=[…])` on the Monte Carlo route
+    (`ordered.py:97`, the thread check); it now runs and equals trend_test on the same matrix."""
+    ps, y = _ordered(n=200, seed=4)
+    (t,) = ipcausal.test(ps, design=Design(trend=LEVELS), n_resamples=2000, rng=1).trend
+    assert t.method == "monte-carlo" and t.n_prompts == 200
+    assert t.statistic == pytest.approx(trend_test(y, n_resamples=2000, rng=1).statistic)
