@@ -86,9 +86,14 @@ def _backend(args: argparse.Namespace, case: Any) -> Any:
         return make_backend(args)
     if args.model or args.base_url:
         raise CliError("--model/--base-url do not apply to --backend simulated")
+    from ipcausal.scoring.read import NumberReader
     from ipcausal.testing import SimulatedModel
 
-    return SimulatedModel(effect=args.effect, backgrounds=case.backgrounds, seed=args.seed)
+    # a case that reads a level 1..k from the reply gets simulated answers on that scale
+    rater = case.scorer_for(given=args.source is not None).options.get("rater")
+    on_scale = isinstance(rater, NumberReader) and rater.low == 1 and float(rater.high).is_integer()
+    return SimulatedModel(effect=args.effect, backgrounds=case.backgrounds, seed=args.seed,
+                          levels=int(rater.high) if on_scale else None)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -176,6 +181,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
+    scored = res.counts.get("scored", res.counts.get("pairs_scored"))  # a case run, or an audit's
+    if scored == 0:
+        print(f"error: no pair could be scored, so nothing was tested; `ipcausal failures {out}` lists the "
+              "replies the scorer could not read", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if not res.complete:
         print("warning: some requests failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_INCOMPLETE

@@ -131,7 +131,7 @@ def test_a_rerun_sends_nothing_new(tmp_path):
 
 def test_the_case_scorer_is_used_when_none_is_given():
     # the age case's own scorer reads "Answer: N", so the simulator's number is scored by it
-    sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
+    sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"), levels=5)  # answers on its 1-5 scale
     from ipcausal.cases.age import read_risk
 
     res = run_case_mitigation("age", sim, "strip", limit=12, tag=True)

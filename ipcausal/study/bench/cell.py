@@ -90,7 +90,14 @@ def cell_groups(report: Any) -> tuple[CellGroup, ...]:
     """A Report's groups as the rows of a :class:`~ipcausal.study.bench.report.BenchCell`."""
     return tuple(CellGroup(g.group, int(g.n), float(g.effect), float(g.ci_low), float(g.ci_high), float(g.pvalue),
                            float(g.pvalue_adjusted), bool(g.reject),
-                           g.equivalence.verdict if g.equivalence is not None else None) for g in report.groups)
+                           g.equivalence.verdict if g.equivalence is not None else None,
+                           d_z=_dz(g), mde=g.mde.effect if g.mde is not None and not g.reject else None)
+                 for g in report.groups)
+
+
+def _dz(g: Any) -> float | None:
+    d = getattr(g.detail, "effect_size", None)
+    return None if d is None or d != d else float(d)
 
 
 def _cost(folder: Path, m: ModelSpec) -> float | None:

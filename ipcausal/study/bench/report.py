@@ -36,7 +36,7 @@ __all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComp
 
 SCHEMA = "ipcausal.bench/1"
 BENCH_COLUMNS = ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-                 "reject", "equivalence", "alignment", "calls", "cost") + PROBE_COLUMNS
+                 "reject", "equivalence", "alignment", "calls", "cost", "d_z", "mde") + PROBE_COLUMNS
 COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "pvalue",
                       "pvalue_adjusted", "pvalue_holm")
 
@@ -47,7 +47,12 @@ def _num(x: Any) -> float:
 
 @dataclass(frozen=True)
 class CellGroup:
-    """One background pair of a cell: the row of ``bench.csv`` (without model, case, alignment, calls, cost)."""
+    """One background pair of a cell: the row of ``bench.csv`` (without model, case, alignment, calls, cost).
+
+    ``d_z`` is mean Δ / sd of Δ (interval outcomes; ``None`` otherwise) and ``mde``, beside a
+    non-rejection, the minimal detectable effect at power 0.8 from the observed spread (the Report's
+    :class:`~ipcausal.study.parts.MDEInfo`; ``None`` beside a rejection and in files written before it).
+    """
 
     group: str
     n: int
@@ -58,6 +63,8 @@ class CellGroup:
     pvalue_adjusted: float
     reject: bool
     equivalence: str | None = None
+    d_z: float | None = None  # mean Δ / sd of Δ (interval outcomes)
+    mde: float | None = None  # beside a non-rejection: the minimal detectable effect at power 0.8
 
 
 @dataclass(frozen=True)
@@ -186,7 +193,8 @@ class BenchReport:
         for c in d["cells"]:
             c = dict(c)
             c["groups"] = tuple(CellGroup(**{k: (_num(v) if k in ("effect", "ci_low", "ci_high", "pvalue",
-                                                                   "pvalue_adjusted") else v)
+                                                                   "pvalue_adjusted") or (k in ("d_z", "mde") and
+                                                                                          v is not None) else v)
                                              for k, v in g.items()}) for g in c.get("groups", ()))
             if c.get("probe") is not None:  # files written before the probe column have none
                 c["probe"] = CellProbe.from_dict(c["probe"])
@@ -226,8 +234,8 @@ class BenchReport:
             if not c.groups:
                 out.append({**dict.fromkeys(BENCH_COLUMNS), **base})
             for g in c.groups:
-                out.append({**base, **{k: getattr(g, k) for k in ("group", "n", "effect", "ci_low", "ci_high",
-                                                                   "pvalue", "pvalue_adjusted", "reject",
+                out.append({**base, **{k: getattr(g, k) for k in ("group", "n", "effect", "d_z", "ci_low", "ci_high",
+                                                                   "pvalue", "pvalue_adjusted", "reject", "mde",
                                                                    "equivalence")}})
         return out
 
