@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -82,4 +83,53 @@ def machine() -> dict[str, str]:
     info["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items())
     info["date"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     info["numba threads"] = str(numba.get_num_threads())
+    info["kernel auto chose"] = kernel_choice()
     return info
+
+
+def kernel_choice(n: int = 1650, n_resamples: int = 100_000) -> str:
+    """Which Monte Carlo variant ``auto`` runs per family at n differences and L resamples, and
+    where the choice came from (the warm-up's timings for this CPU, an ``IPCAUSAL_KERNEL`` override,
+    or the former rule)."""
+    from ipcausal.stats import _threads as T
+
+    work = (n + 63) // 64 * n_resamples
+    picks = {fam: T.plan(fam, work) for fam in T.FAMILIES}
+    timings = T.load_timings()
+    src = next(iter(picks.values())).source
+    if src == "measured" and timings is not None:
+        where = f"measured by the warm-up {timings.get('measured_at', '?')} at load {timings.get('load', '?')}"
+    elif src == "forced":
+        where = f"forced by IPCAUSAL_KERNEL={os.environ.get('IPCAUSAL_KERNEL')}"
+    else:
+        where = "the former rule (no timings for this CPU)"
+    text = ", ".join(f"{fam} {p.name}" for fam, p in picks.items())
+    return f"{text} (n = {n:,}, L = {n_resamples:,}; {where})"
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages, as text."""
+    try:
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 7, warmup: int = 1) -> dict[str, dict[str, Any]]:
+    """Like :func:`timeit` for several callables at once, interleaved in a shuffled order each round (a
+    burst of load from another process touches them all alike): per name, min, median and max
+    seconds and the last value."""
+    values: dict[str, Any] = {}
+    for name, fn in fns.items():
+        for _ in range(warmup):
+            values[name] = fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
+    order = random.Random(0)  # a fresh order each round: no callable always follows the same one
+    for _ in range(repeats):       # (a two-thread run leaves the next call a busy second core)
+        for name in order.sample(names, len(names)):
+            t0 = time.perf_counter()
+            values[name] = fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {name: {"median": statistics.median(ts), "min": min(ts), "max": max(ts), "n": repeats, "value": values[name]}
+            for name, ts in times.items()}

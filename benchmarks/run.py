@@ -7,10 +7,11 @@ Usage::
     python benchmarks/run.py --no-write   # print only
     python benchmarks/run.py --cache      # also run benchmarks/bench_cache.py (LLM cache), if present
     python benchmarks/run.py --collect    # only copy the side benchmarks' files (SIDE) into RESULTS.md
+    python benchmarks/run.py --collect --files SPEED.txt   # only that file's section
 
-Every time is the median of repeated runs with min–max; ratios are of medians measured in this
-same run.  scipy's Monte Carlo permutation test is timed at a smaller L and scaled linearly
-(its cost is linear in L; pass ``--scipy-L 100000`` to time it at full size).
+Every time is the median of repeated runs with min–max; the Monte Carlo rows (target 1) show the
+minimum of interleaved repeats first, and their ratios are of those minima, measured in this same
+run.  scipy's permutation test is timed at L = 100,000 itself (no extrapolation).
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import fmt_row, fmt_time, machine, run_python, timeit  # noqa: E402
+from _common import fmt_row, fmt_time, interleaved, load, machine, run_python, timeit  # noqa: E402
 
 N, L = 1650, 100_000
 ROWS: list[tuple[str, str, str, str]] = []  # (target, measurement, result, verdict)
@@ -45,6 +48,58 @@ def row(target: str, what: str, result: str, verdict: str = "") -> None:
     print(f"{target:<4} {what:<62} {result}  {verdict}", flush=True)
 
 
+def _forced(variant: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` run with ``IPCAUSAL_KERNEL=variant`` (read by the kernel choice on every call)."""
+
+    def run() -> Any:
+        old = os.environ.get("IPCAUSAL_KERNEL")
+        os.environ["IPCAUSAL_KERNEL"] = variant
+        try:
+            return fn()
+        finally:
+            if old is None:
+                del os.environ["IPCAUSAL_KERNEL"]
+            else:
+                os.environ["IPCAUSAL_KERNEL"] = old
+    return run
+
+
+def fmt_min(t: dict[str, Any]) -> str:
+    """Minimum first (the ratios use it), then the median and the count."""
+    return f"{fmt_time(t['min'])} (median {fmt_time(t['median'])}, n={t['n']})"
+
+
+def _variants_rows(label: str, fam: str, fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, dict[str, Any]]:
+    """Auto and every forced variant of one call, interleaved; rows for each and auto ÷ the fastest."""
+    from ipcausal.stats import _calibrate, _threads
+
+    names = _calibrate.variants(_threads.simd_ok(), _threads.n_threads())
+    work = (N + 63) // 64 * L
+    chosen = _threads.plan(fam, work)
+    timed = interleaved({"auto": fns["auto"], **{v: _forced(v, fns["auto"]) for v in names}}, repeats=3 * reps)
+    row("1", f"{label}: auto (ran {chosen.name}, {chosen.source})", fmt_min(timed["auto"]))
+    for v in names:
+        row("1", f"  forced IPCAUSAL_KERNEL={v}", fmt_min(timed[v]))
+    best = min(names, key=lambda v: timed[v]["median"])
+    ratio = timed["auto"]["median"] / timed[best]["median"]
+    low = timed["auto"]["min"] / min(timed[v]["min"] for v in names)
+    row("1", f"  auto ÷ the fastest forced variant ({best}), medians (minima: {low:.2f}×)", f"{ratio:.2f}×",
+        goal(ratio, 1.1, "≤ 1.1×", higher=False))
+    return timed
+
+
+def _cpu(fn: Callable[[], Any], repeats: int) -> float:
+    """Least process CPU seconds (all threads) of ``fn()`` over ``repeats`` calls: under load, the
+    work a call costs without the time it waited for a core."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
 def bench_mc(args: argparse.Namespace) -> None:
     from scipy import stats
 
@@ -55,58 +110,61 @@ def bench_mc(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(0)
     d = rng.normal(0.05, 1.0, N)
     reps = args.repeats
-    ours = timeit(lambda: permutation_test(d, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
-    x = d
-    a = np.abs(x) / np.abs(x).max()
-    simd = P._simd()
-    alone = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1), repeats=reps)  # the p's kernel, no interval
-    one = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=1), repeats=reps)
-    two = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=2), repeats=reps)
-    if simd:
-        p1 = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=1, simd=False), repeats=reps)
-        p2 = timeit(lambda: P._mc_counts(a, np.sign(x), L, 1, threads=2, simd=False), repeats=reps)
-    npm = timeit(lambda: mc_matmul(d, L, 1), repeats=max(3, reps // 2))
-    npt = timeit(lambda: mc_bytetable(d, L, 1), repeats=max(3, reps // 2))
-    sL = args.scipy_L
-    sp = timeit(lambda: stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=sL,
-                                               batch=10_000, random_state=1), repeats=args.scipy_repeats, warmup=0)
-    scale = L / sL
-    sp_med = sp["median"] * scale
-    p_ours = ours["value"].pvalue
-    p_sp = sp["value"].pvalue
-    se = np.sqrt(p_ours * (1 - p_ours) / L + p_sp * (1 - p_sp) / sL)
-    row("1", f"MC continuous n={N} L={L:,}: ipcausal.permutation_test, p + interval (auto threads)", fmt_row(ours))
-    row("1", "  the p's kernel alone (no interval), auto threads", fmt_row(alone),
-        goal(ours["median"] / alone["median"], 1.5, f"p + interval = {ours['median'] / alone['median']:.2f}× "
-             "the p; ≤ 1.5×", higher=False))
-    kind = "AVX-512 kernel" if simd else "portable byte-table kernel (no AVX-512 here)"
-    row("1", f"  {kind}, forced 1 thread / 2 threads", f"{fmt_row(one)} / {fmt_row(two)}")
-    if simd:
-        row("1", "  portable byte-table kernel (same counts), 1 thread / 2 threads", f"{fmt_row(p1)} / {fmt_row(p2)}")
-    row("1", "  tuned numpy: bits→float32 matmul / byte-table gather",
-        f"{fmt_row(npm)} / {fmt_row(npt)}")
-    row("1", f"  scipy.stats.permutation_test batch=10k, L={sL:,}" + (f" (×{scale:g} → L={L:,})" if scale != 1 else ""),
-        f"{fmt_row(sp)} → {fmt_time(sp_med)}")
-    best_np = min(npm["median"], npt["median"])
-    row("1", "  ratio scipy (p only) / ipcausal (p + interval)", f"{sp_med / ours['median']:.0f}×",
-        goal(sp_med / ours["median"], 2000, "≥ 2000×"))
-    row("1", "  ratio best tuned numpy / ipcausal", f"{best_np / ours['median']:.1f}×", goal(best_np / ours["median"], 15, "≥ 15×"))
+    a = np.abs(d) / np.abs(d).max()
+    s = np.sign(d)
+    row("1", f"(load before the MC rows: {load()}; times: minimum of interleaved repeats, median beside it)", "")
+    both = _variants_rows(f"MC continuous n={N:,} L={L:,}: permutation_test, p + interval", "continuous-fused",
+                          {"auto": lambda: permutation_test(d, method="monte-carlo", n_resamples=L, rng=1)}, reps)
+    alone = _variants_rows("  the p's kernel alone (no interval)", "continuous",
+                           {"auto": lambda: P._mc_counts(a, s, L, 1)}, reps)
+    ours = both["auto"]
+    ratio = ours["median"] / alone["auto"]["median"]
+    c_both = _cpu(lambda: permutation_test(d, method="monte-carlo", n_resamples=L, rng=1), reps)
+    c_alone = _cpu(lambda: P._mc_counts(a, s, L, 1), reps)
+    row("1", f"  p + interval ÷ the p (auto, medians; minima {ours['min'] / alone['auto']['min']:.2f}×; CPU time "
+        f"{fmt_time(c_both)} ÷ {fmt_time(c_alone)} = {c_both / c_alone:.2f}×)", f"{ratio:.2f}×",
+        goal(ratio, 1.5, "≤ 1.5×", higher=False))
+    tuned = interleaved({"matmul": lambda: mc_matmul(d, L, 1), "bytetable": lambda: mc_bytetable(d, L, 1)},
+                        repeats=max(3, reps // 2))
+    row("1", "  tuned numpy: bits→float32 matmul / byte-table gather", f"{fmt_min(tuned['matmul'])} / "
+        f"{fmt_min(tuned['bytetable'])}")
+    sp = interleaved({"scipy": lambda: stats.permutation_test((d,), np.mean, permutation_type="samples",
+                                                              n_resamples=L, batch=10_000, random_state=1)},
+                     repeats=args.scipy_repeats, warmup=0)["scipy"]
+    row("1", f"  scipy.stats.permutation_test batch=10k, L={L:,} (timed directly)", fmt_min(sp))
+    best_np = min(tuned["matmul"]["min"], tuned["bytetable"]["min"])
+    r_sp, r_np = sp["min"] / ours["min"], best_np / ours["min"]
+    row("1", "  ratio scipy (p only) ÷ ipcausal (p + interval)", f"{r_sp:.0f}×", _short(r_sp, 2000, ours["min"], sp["min"]))
+    row("1", "  ratio best tuned numpy ÷ ipcausal (p + interval)", f"{r_np:.1f}×", _short(r_np, 15, ours["min"], best_np))
+    p_ours, p_sp = ours["value"].pvalue, sp["value"].pvalue
+    se = np.sqrt(p_ours * (1 - p_ours) / L + p_sp * (1 - p_sp) / L)
     row("1", "  p: ipcausal / scipy / abs diff in SE", f"{p_ours:.5f} / {p_sp:.5f} / {abs(p_ours - p_sp) / se:.2f} SE")
-    NOTES.append("MC: the tuned-numpy baselines are `benchmarks/numpy_ref.py` — `mc_matmul` (random bytes → "
-                 "unpacked bits → float32 matrix @ |d|, BLAS) and `mc_bytetable` (our byte-table trick written in "
-                 "numpy: one fancy-indexed gather per batch). With AVX-512 the kernel evaluates 16 resamples at "
-                 "once: 4-bit partial-sum tables held in two zmm registers, one `vpermi2pd` = 8 lanes × 4 signed "
-                 "adds (docs/performance.md); the portable byte-table kernel gives the same counts. The second "
-                 "thread helps only on an idle machine (identical counts either way).")
+    NOTES.append("MC: every variant is the same call with `IPCAUSAL_KERNEL` forcing the kernel and thread count "
+                 "(all give the same counts); `auto` is what the kernel choice measured at warm-up picks "
+                 "(`ipcausal/stats/_threads.py`). The tuned-numpy baselines are `benchmarks/numpy_ref.py` — `mc_matmul` "
+                 "(random bytes → unpacked bits → float32 matrix @ |d|, BLAS) and `mc_bytetable` (our byte-table trick "
+                 "in numpy: one fancy-indexed gather per batch). scipy is timed at L = 100,000 itself (no "
+                 "extrapolation). The ratios to scipy and numpy are of minima over interleaved repeats; auto against "
+                 "the forced variants and p + interval against the p compare medians (a lucky minimum of a "
+                 "two-thread run on a busy machine says little), with the minima and CPU times beside them.")
     dl = rng.integers(-4, 5, N).astype(float)
-    lik = timeit(lambda: permutation_test(dl, method="monte-carlo", n_resamples=L, rng=1), repeats=reps)
-    row("1", f"MC Likert n={N} L={L:,} (popcount kernel{', AVX-512' if simd else ''})", fmt_row(lik))
-    if simd:
-        nz = dl[dl != 0]
-        al = np.abs(nz) / 4.0
-        k = P.lattice_units(al)
-        port = timeit(lambda: P._mc_counts(al, np.sign(nz), L, 1, k=k, threads=1, simd=False), repeats=reps)
-        row("1", "  portable popcount kernel (same counts), 1 thread", fmt_row(port))
+    nz = dl[dl != 0]
+    al = np.abs(nz) / 4.0
+    k = P.lattice_units(al)
+    row("1", f"(load before the lattice rows: {load()})", "")
+    _variants_rows(f"MC Likert n={N:,} L={L:,}: permutation_test, p + interval", "lattice-fused",
+                   {"auto": lambda: permutation_test(dl, method="monte-carlo", n_resamples=L, rng=1)}, reps)
+    _variants_rows("  the p's popcount kernel alone", "lattice",
+                   {"auto": lambda: P._mc_counts(al, np.sign(nz), L, 1, k=k)}, reps)
+    row("1", f"(load after the MC rows: {load()})", "")
+
+
+def _short(ratio: float, target: float, ours: float, theirs: float) -> str:
+    """The verdict of a ≥ target ratio, and by how much it falls short (what ipcausal would need)."""
+    if ratio >= target:
+        return f"≥ {target:g}×: met"
+    return (f"≥ {target:g}×: NOT met, short by {target / ratio:.2f}× (needs ≤ {fmt_time(theirs / target)} "
+            f"for ipcausal, measured {fmt_time(ours)})")
 
 
 def bench_exact(args: argparse.Namespace) -> None:
@@ -363,42 +421,80 @@ SIDE = [
     ("Anytime-valid audits: family-wise error of whole null audits", "python benchmarks/calib_audit.py",
      "CALIB_AUDIT.txt", "table"),
     ("Scale: reading and testing 10⁴–10⁶ scored pairs", "python benchmarks/bench_scale.py", "SCALE.txt", "table"),
+    ("Speed on this CPU (issue 33): exact lattice p + interval, PB, 10⁶ pairs, 10 pairs",
+     "python benchmarks/bench_speed.py", "SPEED.txt", "table"),
     ("Early stopping inside inspect_ai: samples run, size, overhead", "python benchmarks/inspect_stopping.py",
      "INSPECT_STOPPING.txt", "table"),
 ]
 SIDE_MARK = "<!-- side benchmarks: each section copied from the file its script writes -->"
 
 
-def side_sections() -> list[str]:
-    """The side benchmarks' sections, each from the file its script wrote."""
-    lines = ["", SIDE_MARK]
+def _sections(text: str) -> list[tuple[str, str]]:
+    """``(heading, body)`` of each ``## `` section of ``text``, in order."""
+    out: list[tuple[str, str]] = []
+    for part in ("\n" + text).split("\n## ")[1:]:
+        heading, _, body = part.partition("\n")
+        out.append((heading.strip(), body))
+    return out
+
+
+def side_sections(old: str = "", only: set[str] | None = None) -> list[str]:
+    """The side benchmarks' sections, each from the file its script wrote; sections of ``old`` (the
+    file's former side part) that no script writes — summaries written by hand — are kept in place,
+    and so are the sections of files not named in ``only`` (when given), notes added to them included."""
+    fresh = {}
     for title, command, name, kind in SIDE:
+        if only is not None and name not in only and f"{title} (`{command}` → `benchmarks/{name}`)" in old:
+            continue
         f = HERE / name
-        lines += ["", f"## {title} (`{command}` → `benchmarks/{name}`)", ""]
         text = f.read_text(encoding="utf-8").rstrip() if f.exists() else "(not run yet)"
-        lines += ["```", text, "```"] if kind == "code" else [text]
+        fresh[f"{title} (`{command}` → `benchmarks/{name}`)"] = "\n".join(
+            ["", *(["```", text, "```"] if kind == "code" else [text])])
+    order = [h for h, _ in _sections(old)]
+    kept = {h: b.rstrip("\n") for h, b in _sections(old) if h not in fresh}
+    lines = ["", SIDE_MARK]
+    for heading in order + [h for h in fresh if h not in order]:
+        body = fresh.get(heading, kept.get(heading))
+        lines += ["", f"## {heading}", body if heading in fresh else body]
     return lines + [""]
 
 
-def collect(path: Path) -> None:
-    """Refresh only the side sections of RESULTS.md (the main table stays as its last full run wrote it)."""
+def _split(old: str) -> tuple[str, str]:
+    """The part before the side sections and the side part of a RESULTS.md."""
+    if SIDE_MARK in old:
+        head, _, side = old.partition(SIDE_MARK)
+        return head, side
+    head, _, side = old.partition("\n## Type-I error calibration")
+    return head, ("\n## Type-I error calibration" + side) if side else ""
+
+
+def collect(path: Path, only: set[str] | None = None) -> None:
+    """Refresh only the side sections of RESULTS.md (the main table stays as its last full run wrote it);
+    ``only``: just the sections of these files (e.g. ``{"SPEED.txt"}``)."""
     old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    head = old.split(SIDE_MARK)[0] if SIDE_MARK in old else old.split("\n## Type-I error calibration")[0]
-    path.write_text(head.rstrip() + "\n" + "\n".join(side_sections()), encoding="utf-8")
+    head, side = _split(old)
+    path.write_text(head.rstrip() + "\n" + "\n".join(side_sections(side, only)), encoding="utf-8")
     print(f"wrote {path} (side sections)")
 
 
-def write_results(info: dict[str, str], path: Path, args: argparse.Namespace) -> None:
+def write_results(info: dict[str, str], path: Path, args: argparse.Namespace, only: set[str] | None = None) -> None:
+    """The main table and notes of this run, then the sections written by hand after the former
+    table (kept), then the side sections (:func:`side_sections`)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    head, side = _split(old)
     lines = ["# Benchmark results", "", "Written by `python benchmarks/run.py`"
              + (" --quick" if args.quick else "") + f" on {info.pop('date')}. Do not edit by hand.", ""]
     lines += [f"- **{k}**: {v}" for k, v in info.items()]
-    lines += ["", "Times: median of repeats (min–max, n = repeats); ratios are of medians from this same run.",
+    lines += ["", "Times: median of repeats (min–max, n = repeats); the Monte Carlo rows (target 1): minimum of "
+              "interleaved repeats, then the median; ratios are from this same run.",
               "The machine is shared (see the load average): absolute times are noisy, ratios less so.", "",
               "| target | measurement | result | goal |", "|---|---|---|---|"]
     for target, what, result, verdict in ROWS:
         lines.append(f"| {target} | {what.strip()} | {result} | {verdict} |")
     lines += [""] + NOTES
-    lines += side_sections()
+    for heading, body in _sections(head):  # hand-written summaries between the table and the side part
+        lines += ["", f"## {heading}", body.rstrip("\n")]
+    lines += side_sections(side, only)
     path.write_text("\n".join(lines))
     print(f"wrote {path}")
 
@@ -407,15 +503,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=None)
-    ap.add_argument("--scipy-L", type=int, default=10_000, help="L for the scipy MC timing (scaled to 100,000)")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--collect", action="store_true",
                     help="only copy the side benchmarks' files into RESULTS.md (no timing here)")
+    ap.add_argument("--files", default="", help="with --collect or a full run: refresh only these side files "
+                    "(comma-separated, e.g. SPEED.txt,CLI.txt); the others' sections stay as they are")
     ap.add_argument("--cache", action="store_true", help="also run benchmarks/bench_cache.py if present")
     ap.add_argument("--only", default="", help="comma-separated subset: mc,exact,memory,corrections,sign,process,saddlepoint")
     args = ap.parse_args(argv)
+    only = {f for f in args.files.split(",") if f} or None
     if args.collect:
-        collect(HERE / "RESULTS.md")
+        collect(HERE / "RESULTS.md", only)
         return 0
     args.repeats = args.repeats or (5 if args.quick else 11)
     args.scipy_repeats = 1 if args.quick else 2
@@ -433,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
 
             runpy.run_path(str(cache), run_name="__main__")
     if not args.no_write and not args.only:
-        write_results(info, HERE / "RESULTS.md", args)
+        write_results(info, HERE / "RESULTS.md", args, only)
     return 0
 
 

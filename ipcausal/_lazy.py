@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names", "alias_modules", "moved_warning"]
+__all__ = ["lazy_names", "alias_modules", "moved_warning", "lazy_module"]
 
 #: The release in which a moved name or module stops being served from its old place.
 REMOVED_IN = "0.3"
@@ -134,3 +134,34 @@ def alias_modules(package: str, moved: Mapping[str, tuple[str, str]]) -> Callabl
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+class _LazyModule:
+    """Stands for a module that is imported the first time one of its attributes is read."""
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._module: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}{' (imported)' if self._module is not None else ''}>"
+
+
+def lazy_module(name: str) -> Any:
+    """A stand-in for module ``name`` that imports it on first attribute access (``scipy.special``
+    costs a few hundred ms to import; most runs of ``ipcausal test`` never call it).
+
+    Examples
+    --------
+    >>> special = lazy_module("math")
+    >>> special.sqrt(4.0)
+    2.0
+    """
+    return _LazyModule(name)

@@ -33,11 +33,14 @@ def frame_from_records(rows: list[dict[str, Any]], required: tuple[str, ...]) ->
     return pd.DataFrame.from_records(rows, columns=list(cols) if rows else list(required))
 
 
-def _pyarrow() -> Any:
+def _pyarrow(parquet: bool = False) -> Any:
+    """pyarrow with its JSON reader (and, for ``parquet``, its Parquet module: that one imports
+    pyarrow's file systems and ssl, a tenth of a second a JSON Lines read does not need)."""
     try:
         import pyarrow as pa
         import pyarrow.json  # noqa: F401  (the submodules are not loaded by ``import pyarrow``)
-        import pyarrow.parquet  # noqa: F401
+        if parquet:
+            import pyarrow.parquet  # noqa: F401
     except ImportError:
         return None
     return pa
@@ -88,7 +91,7 @@ def read_jsonl_frame(path: Path, expected: str, required: tuple[str, ...] = ()) 
 
 def read_parquet_frame(path: Path) -> pd.DataFrame:
     """The Parquet file ``path`` as a frame (list columns as Python lists)."""
-    pa = _pyarrow()
+    pa = _pyarrow(parquet=True)
     if pa is None:  # pragma: no cover - depends on the environment
         raise ImportError("Parquet needs pyarrow: pip install 'ipcausal[parquet]'")
     try:

@@ -4,7 +4,10 @@
 enumeration, the exact lattice DP, the Monte Carlo kernels single- and multi-threaded, the
 saddlepoint, the sign tests, every multiple-testing correction in one and many families, and one
 :func:`ipcausal.test` of each outcome).  numba writes the compiled code to its on-disk cache
-(``cache=True``), which later processes load instead of compiling.  Prints the seconds it took.
+(``cache=True``), which later processes load instead of compiling.  Then it times every Monte
+Carlo kernel variant on this CPU (:func:`ipcausal.stats.calibration.calibrate`, about a second)
+and stores the timings beside numba's cache, where ``auto`` reads them.  Prints the seconds it
+took and the variants chosen.  ``--no-calibrate`` skips the timing.
 """
 
 from __future__ import annotations
@@ -51,9 +54,26 @@ def warm() -> float:
     return time.perf_counter() - t0
 
 
-def main() -> int:
+def calibrate() -> tuple[float, dict[str, str]]:
+    """Time the kernel variants and store the choice (:mod:`ipcausal.stats.calibration`)."""
+    from ipcausal.stats import calibration as _calibrate
+
+    t0 = time.perf_counter()
+    entry = _calibrate.calibrate()
+    return time.perf_counter() - t0, _calibrate.describe(entry)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
     seconds = warm()
     print(f"ipcausal: compiled the statistics kernels in {seconds:.1f} s (cached for later runs)", file=sys.stderr)
+    if "--no-calibrate" not in args:
+        from ipcausal.stats.calibration import cache_file
+
+        took, chosen = calibrate()
+        text = ", ".join(f"{fam} {name}" for fam, name in chosen.items())
+        print(f"ipcausal: timed the Monte Carlo kernels in {took:.1f} s; at n = 1,650, L = 100,000 auto runs "
+              f"{text} (stored in {cache_file()})", file=sys.stderr)
     return 0
 
 

@@ -42,6 +42,7 @@ COMMANDS: tuple[str, ...] = (
     "bench",
     "new_case",  # the `new-case` command
     "check_case",  # the `check-case` command
+    "validate",
     "audit",
     "demo",
     "reproduce",

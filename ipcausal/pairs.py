@@ -309,7 +309,7 @@ class PairSet:
         if on_missing == "drop":
             return cls.read_dropping_missing(path)[0]
         frame, where = _read_frame(path)
-        return cls(_validate_frame(frame, where))
+        return cls._checked(_validate_frame(frame, where))
 
     @classmethod
     def read_dropping_missing(cls, path: str | os.PathLike[str]) -> tuple[PairSet, list[int]]:
@@ -352,7 +352,14 @@ class PairSet:
                 return _inner(keep[ix], limit)
 
             where = shifted
-        return cls(_validate_frame(frame, where)), lines
+        return cls._checked(_validate_frame(frame, where)), lines
+
+    @classmethod
+    def _checked(cls, frame: pd.DataFrame) -> PairSet:
+        """A PairSet around a frame that :func:`_validate_frame` has just returned (not checked twice)."""
+        obj = cls.__new__(cls)
+        obj._df = frame
+        return obj
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to ``.jsonl``, ``.csv`` or ``.parquet`` (chosen by suffix); return the path."""

@@ -1,7 +1,7 @@
 """The house (DESIGN.md): stats → study → report, arrows one way, no cycles, numba only in the kernels.
 
-Every import in ipcausal/ is read from the source (imports inside functions included) and the
-rules are checked on that graph; a subprocess checks that the statistics load without pandas.
+Every import in ipcausal/ is read from the source (imports inside functions and the modules named
+to ``ipcausal._lazy.lazy_module`` included) and the rules are checked on that graph; a subprocess checks that the statistics load without pandas.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ def _imports() -> dict[str, set[str]]:
                 found.add(mod)
                 for a in node.names:  # `from ipcausal.report import plots` imports a module
                     found.add(f"{mod}.{a.name}")
+            elif (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "lazy_module"
+                  and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                found.add(node.args[0].value)  # `K = lazy_module("ipcausal.stats._kernels")` imports it on first use
         graph[name] = found
     return graph
 

@@ -81,6 +81,14 @@ def resolve_gguf(model: str | os.PathLike[str] | None = None) -> Path:
     return path
 
 
+def _log_softmax(rows: Any) -> Any:
+    import numpy as np
+
+    rows = np.asarray(rows, dtype=np.float64)
+    top = rows.max(axis=-1, keepdims=True)
+    return rows - top - np.log(np.exp(rows - top).sum(axis=-1, keepdims=True))
+
+
 def _file_fingerprint(path: Path) -> str:
     """A cheap identity of a (possibly huge) file: size plus a hash of its first and last MiB."""
     size = path.stat().st_size
@@ -288,11 +296,7 @@ class LocalBackend(BackendBase):
             raise TypeError(f"`request` must be a Request, got {type(request).__name__}")
         opts = check_option_texts(options)
         with self._lock:
-            if self._llama is None:
-                raise BackendError("this local backend is closed")
-            if not self._logits_all:
-                self._load(True)
-            llm = self._llama
+            llm = self._scoring_model()
             # tokenized as create_completion does for generation: BOS only where the model asks for it
             bos = bool(llm._model.add_bos_token())
             prompt = llm.tokenize(self._chat_prompt(request).encode("utf-8"), add_bos=bos, special=True)
@@ -301,11 +305,7 @@ class LocalBackend(BackendBase):
             if longest > self.n_ctx:
                 raise BackendError(f"llama.cpp: prompt + option is {longest} tokens, over `n_ctx`={self.n_ctx}")
 
-            def log_softmax(rows: Any) -> Any:
-                rows = np.asarray(rows, dtype=np.float64)
-                top = rows.max(axis=-1, keepdims=True)
-                return rows - top - np.log(np.exp(rows - top).sum(axis=-1, keepdims=True))
-
+            log_softmax = _log_softmax
             # the prompt is evaluated once; each option continues from it (eval drops the KV cache
             # beyond n_tokens), so a one-token option costs no further evaluation
             llm.reset()
@@ -322,6 +322,43 @@ class LocalBackend(BackendBase):
                 out.append(total)
             llm.reset()
         return tuple(out)
+
+    def _scoring_model(self) -> Any:
+        """The model loaded with every position's logits (call with the lock held)."""
+        if self._llama is None:
+            raise BackendError("this local backend is closed")
+        if not self._logits_all:
+            self._load(True)
+        return self._llama
+
+    def text_logprobs(self, text: str) -> tuple[float, ...]:
+        """Log-probability of each token of ``text`` read as plain text (no chat template).
+
+        The text is tokenized as the model reads a document (BOS where the model asks for it);
+        entry k is log-softmax of the logits before token k + 1 at that token, so the first token
+        (it has no context) is not scored.  The fluency check of
+        :mod:`ipcausal.interventions.fluency` compares the mean of these between a prompt and its twin.
+
+        Examples
+        --------
+        >>> with LocalBackend() as b:  # doctest: +SKIP
+        ...     lp = b.text_logprobs("Where can I buy cheap petrol?")
+        >>> all(v <= 0 for v in lp)  # doctest: +SKIP
+        True
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("`text` must be a non-empty str")
+        with self._lock:
+            llm = self._scoring_model()
+            toks = llm.tokenize(text.encode("utf-8"), add_bos=bool(llm._model.add_bos_token()), special=False)
+            if len(toks) > self.n_ctx:
+                raise BackendError(f"llama.cpp: the text is {len(toks)} tokens, over `n_ctx`={self.n_ctx}")
+            llm.reset()
+            llm.eval(toks)
+            rows = _log_softmax(llm.scores[: len(toks) - 1])
+            out = tuple(float(rows[t, tok]) for t, tok in enumerate(toks[1:]))
+            llm.reset()
+        return out
 
     def close(self) -> None:
         """Free the model."""

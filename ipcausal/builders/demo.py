@@ -134,6 +134,7 @@ def build_demo(
                    "n_options": len(it["options"]) if it.get("options") else None,
                    "generator": "swap_markers",
                    "markers": json.dumps([c.new for c in sw.swaps], ensure_ascii=False),
+                   "edits_j": json.dumps([list(e) for e in sw.edits], ensure_ascii=False),
                    **cue_columns([c.new for c in sw.swaps])}
             if check_record(rec, man, on_problem, marker_allowed(x_us, x_uk)):
                 records.append(rec)

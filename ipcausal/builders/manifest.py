@@ -115,7 +115,7 @@ def belief_allowed(record: dict[str, Any]) -> list[str]:
 
 
 def check_record(record: dict[str, Any], man: Manifest, on_problem: str, allowed: Any = (),
-                 ignore: tuple[str, ...] = ()) -> bool:
+                 ignore: tuple[str, ...] = (), fluency: str | None = None) -> bool:
     """Check one pair record in place and count it; return whether to keep it.
 
     Runs :func:`~ipcausal.interventions.check_pair` on ``x_i``/``x_j`` (``allowed``: what the
@@ -124,11 +124,19 @@ def check_record(record: dict[str, Any], man: Manifest, on_problem: str, allowed
     ``check_problems`` (JSON list, or None when clean), ``features_j`` (JSON: the AAE, ESL
     and British-marker features found in ``x_j``) and ``target_features_j`` (whether
     ``x_j`` shows features of its background's variety; None for backgrounds without a
-    detector, such as ``sae``, ``us`` or a belief).
+    detector, such as ``sae``, ``us`` or a belief).  ``fluency`` (a family of
+    :mod:`ipcausal.interventions.fluency`) adds the fluency check and the column ``fluency_drop``
+    (nats per token of x_j below x_i; None when the model is not installed).
     """
     from ipcausal.interventions import check_pair, detect_features, target_variety
 
-    problems = [p for p in check_pair(record["x_i"], record["x_j"], allowed=allowed) if p.kind not in ignore]
+    problems = [p for p in check_pair(record["x_i"], record["x_j"], allowed=allowed, fluency=fluency)
+                if p.kind not in ignore]
+    if fluency is not None:
+        from ipcausal.interventions.fluency import check_fluency
+
+        fl = check_fluency(record["x_i"], record["x_j"], family=fluency)  # scores cached: not computed twice
+        record["fluency_drop"] = None if fl is None else round(fl.drop, 4)
     found = detect_features(record["x_j"])
     variety = target_variety(record.get("background_j"))
     record["check_problems"] = (json.dumps([{"kind": p.kind, "detail": p.detail} for p in problems],

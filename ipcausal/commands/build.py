@@ -104,6 +104,9 @@ def register(subparsers: Any) -> None:
                    help="markers: ambiguous words to swap all the same (e.g. --allow trunk line)")
     q.add_argument("--n-errors", type=positive_int, default=3, metavar="N", help="esl: errors per prompt (default 3)")
     q.add_argument("--n-features", type=positive_int, metavar="N", help="aae: features per prompt (default: all)")
+    q.add_argument("--fluency", choices=("auto", "on", "off"), default="auto",
+                   help="the fluency check of every twin with the local model: auto (when the model is "
+                        "installed; the manifest says whether it ran), on (required), off")
     _flags(q, llm=False)
     q.set_defaults(func=_questions)
 
@@ -137,7 +140,7 @@ def _questions(args: argparse.Namespace) -> int:
         raise CliError("--allow is for --generator markers only")
     res = build_questions(args.source, generator=args.generator, direction=args.direction, allow=args.allow,
                           n_errors=args.n_errors, n_features=args.n_features, rng=args.seed,
-                          on_problem=args.on_problem)
+                          on_problem=args.on_problem, fluency={"auto": None, "on": True, "off": False}[args.fluency])
     out, man = res.write(args.out, args.manifest)
     n, k = len(res.pairs), len(res.skipped)
     print(f"ipcausal build questions: wrote {n} pair{'s' * (n != 1)} to {out} from {n + k} prompts; "

@@ -83,8 +83,13 @@ def _backend(args: argparse.Namespace, prepared: Any) -> Any:
         if args.effect:
             raise CliError("--effect is an option of --backend simulated")
         return make_backend(args)
+    from ipcausal.scoring.read import NumberReader
+
+    # a case that reads a level 1..k from the reply gets simulated answers on that scale
+    rater = prepared.case.scorer_for(given=prepared.given).options.get("rater")
+    on_scale = isinstance(rater, NumberReader) and rater.low == 1 and float(rater.high).is_integer()
     return make_backend(args, effect=args.effect, backgrounds=prepared.case.backgrounds, seed=args.seed,
-                        known=prepared.pairs)
+                        known=prepared.pairs, levels=int(rater.high) if on_scale else None)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -166,6 +171,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
+    scored = res.counts.get("scored", res.counts.get("pairs_scored"))  # a case run, or an audit's
+    if scored == 0:
+        print(f"error: no pair could be scored, so nothing was tested; `ipcausal failures {out}` lists the "
+              "replies the scorer could not read", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if not res.complete:
         print("warning: some requests failed; rerun the same command to retry them", file=sys.stderr)
         return EXIT_INCOMPLETE

@@ -1,5 +1,8 @@
 """``ipcausal failures FILE_OR_FOLDER``: list the pairs whose responses failed or that scoring dropped.
 
+An unparseable answer is listed with its reply (the first characters), so a reader that cannot read
+the model shows what the model wrote.
+
 FILE is an answered PairSet (``ipcausal run -o``: requests that failed, from ``error_i``/``error_j``),
 a scored file (``ipcausal score -o``: its ``.dropped.jsonl`` sibling is read too), a ``.dropped.jsonl``
 file itself, or an ``ipcausal case`` folder (``responses.jsonl`` and ``dropped.jsonl``).
@@ -56,17 +59,35 @@ def _run_failures(df: Any) -> list[list[str]]:
     return rows
 
 
-def _dropped_rows(df: Any) -> list[list[str]]:
+#: How much of a reply ``failures`` shows beside an unparseable answer.
+REPLY_CHARS = 100
+
+
+def _reply(text: str | None) -> str:
+    if text is None:
+        return ""
+    flat = " ".join(text.split())
+    return ": " + repr(flat if len(flat) <= REPLY_CHARS else flat[: REPLY_CHARS - 1] + "…")
+
+
+def _dropped_rows(df: Any, replies: dict[str, tuple[str | None, str | None]] | None = None) -> list[list[str]]:
+    """One row per dropped pair; an unparseable answer is shown with its reply (from the row, else ``replies``)."""
     rows = []
     for k in range(len(df)):
+        pid = str(df["pair_id"].iat[k])
+        got = {s: _text(df[f"y_{s}"].iat[k]) if f"y_{s}" in df.columns else None for s in ("i", "j")}
+        known = (replies or {}).get(pid, (None, None))
+        got = {s: got[s] if got[s] is not None else known[n] for n, s in enumerate(("i", "j"))}
         why = []
         for col in ("similarity_status", "status_i", "status_j"):
             if col in df.columns:
                 v = _text(df[col].iat[k])
                 if v and v != "ok":
                     side = {"status_i": "answer i", "status_j": "answer j"}.get(col, "pair")
-                    why.append(f"{side} {v}")
-        rows.append([str(df["pair_id"].iat[k]), "score", "; ".join(why) or "dropped by the scorer"])
+                    shown = _reply(got[col[-1]]) if col != "similarity_status" else \
+                        _reply(got["i"]) + (" | " + _reply(got["j"])[2:] if got["j"] is not None else "")
+                    why.append(f"{side} {v}" + (shown if v == "unparseable" else ""))
+        rows.append([pid, "score", "; ".join(why) or "dropped by the scorer"])
     return rows
 
 
@@ -93,9 +114,13 @@ def failure_rows(path: str | Path) -> list[list[str]]:
         responses, dropped = p / "responses.jsonl", p / "dropped.jsonl"
         if not responses.is_file():
             raise FileNotFoundError(f"{p}: no responses.jsonl (not an `ipcausal case` output folder)")
-        rows += _run_failures(PairSet.read(responses).to_frame())
+        answers = PairSet.read(responses).to_frame()
+        rows += _run_failures(answers)
         if dropped.is_file():
-            rows += _dropped_rows(pd.read_json(dropped, lines=True, dtype=False))
+            replies = {str(p): (_text(a), _text(b)) for p, a, b in
+                       zip(answers["pair_id"], answers.get("y_i", [None] * len(answers)),
+                           answers.get("y_j", [None] * len(answers)))}
+            rows += _dropped_rows(pd.read_json(dropped, lines=True, dtype=False), replies)
         return rows
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")

@@ -33,8 +33,11 @@ def register(sub: Any) -> None:
                         "strip: belief prefix and [background] tags removed; instruct: a system instruction; "
                         "rewrite: an LLM (--rewriter-backend) restates each prompt in Standard American English")
     p.add_argument("--instruction", help="the system instruction of --mitigation instruct (default: the built-in one)")
-    p.add_argument("--scorer", required=True, choices=[s for s in SCORERS if s not in SIMILARITY_SCORERS],
-                   help="an interval scorer of `ipcausal score`")
+    p.add_argument("--scorer", required=True, choices=list(SCORERS),
+                   help="a scorer of `ipcausal score`: an interval scorer (the change of mean Δ; removed only when "
+                        "TOST within --margin shows it) or a similarity scorer ("
+                        + ", ".join(s for s in SCORERS if s in SIMILARITY_SCORERS)
+                        + ": the change of s per pair; removed only when median s with it is shown above m0)")
     add_backend(p, default="local")
     add_backend(p, prefix="judge-", what="LLM judge of the essay scorer")
     add_backend(p, prefix="rewriter-", what="LLM that rewrites each prompt (--mitigation rewrite)")

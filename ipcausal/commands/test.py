@@ -26,6 +26,13 @@ def register(sub: Any) -> None:
                    help="a pair without an outcome (null or absent score/similarity): stop with the lines "
                         "(default) or drop it, counted in the output and the Report's counts")
     add_test_options(p)
+    p.add_argument("--human", metavar="LABELS.csv",
+                   help="human scores of a random subset of the pairs (columns pair_id, human_i, human_j, or the "
+                        "rating sheet of `ipcausal validate sample` with its key): adds, per background pair, the "
+                        "effect on the human scale by PPI++, the judge's agreement with people and a test of its "
+                        "bias by background")
+    p.add_argument("--human-key", metavar="KEY", help="the key of the draw the labels belong to (default: "
+                   "LABELS.key.json beside them, when there is one)")
     add_seed(p, "seed for Monte Carlo and the bootstrap")
     add_out(p, "also write the Report as JSON (render it with `ipcausal report FILE -o report.html`)",
             required=False)
@@ -68,10 +75,19 @@ def main(args: argparse.Namespace) -> int:
 
     from ipcausal.study.test import MonteCarloResolutionWarning, test
 
+    from ipcausal.cli import CliError
+
     pairs, counts = read_pairs(args.file, args.on_missing)
+    labels = None
+    if args.human is not None:
+        from ipcausal.study.human import read_human
+
+        labels = read_human(args.human, key=args.human_key)
+    elif args.human_key is not None:
+        raise CliError("--human-key is an option of --human")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # printed in the report itself
-        report = test(pairs, **test_kwargs(args))
+        report = test(pairs, **test_kwargs(args), human=labels)
     if args.out:
         import dataclasses
         from pathlib import Path
@@ -85,6 +101,8 @@ def main(args: argparse.Namespace) -> int:
         # with what --on-missing drop left out
         settings = {"model": models} if models else {}
         record = RunRecord.read(args.file[0]) if len(args.file) == 1 else None
+        if labels is not None:  # the labels' provenance is part of how the data was obtained
+            record = dataclasses.replace(record or RunRecord(), labels=labels.provenance())
         if record is None and not counts:  # nothing was counted: no record is made up
             path = report.write(args.out, title=title, settings=settings or None)
         else:

@@ -46,8 +46,10 @@ from ipcausal.interventions.markers import (
     MarkerSwap,
     find_markers,
     marker_lexicon,
+    marker_senses,
     swap_markers,
 )
+from ipcausal.interventions.senses import SENSES, SenseDecision, decide_sense, tagger_available
 from ipcausal.interventions.semantic import MEANING_THRESHOLD, embedding_model_available, semantic_similarity
 from ipcausal.interventions.style import STYLE_SPEC, STYLES, style_transfer
 
@@ -61,7 +63,9 @@ __all__ = [
     "frame_with_markers",
     "ESL_FAMILIES", "ESL_SPEC", "EslEdit", "EslResult", "esl_errors",
     "GeneratedText",
-    "MARKER_SPEC", "VARIETIES", "MarkerChange", "MarkerSwap", "find_markers", "marker_lexicon", "swap_markers",
+    "MARKER_SPEC", "VARIETIES", "MarkerChange", "MarkerSwap", "find_markers", "marker_lexicon", "marker_senses",
+    "swap_markers",
     "MEANING_THRESHOLD", "embedding_model_available", "semantic_similarity",
     "STYLE_SPEC", "STYLES", "style_transfer",
+    "SENSES", "SenseDecision", "decide_sense", "tagger_available",
 ]

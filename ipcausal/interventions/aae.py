@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ipcausal.interventions._util import as_generator
+from ipcausal.interventions.aae_questions import QUESTION_FEATURES, question_candidates
 from ipcausal.interventions.checks import check_pair, overlaps_protected, protected_spans
 from ipcausal.scm import InterventionSpec, check_intervention
 
@@ -56,7 +57,7 @@ AAE_SPEC = check_intervention(
 
 AAE_FEATURES: tuple[str, ...] = ("copula_absence", "habitual_be", "future_gon", "negative_concord", "aint",
                                  "completive_done", "third_person_s", "existential_it", "was_leveling",
-                                 "possessive_they", "demonstrative_them", "question_no_aux")
+                                 "possessive_they", "demonstrative_them", "question_no_aux", *QUESTION_FEATURES)
 
 _SUBJ = {"he", "she", "we", "you", "they"}
 _PLURAL_SUBJ = {"people", "children", "kids", "men", "women", "folks", "teenagers", "adults"}
@@ -154,10 +155,24 @@ def _pp(w: str) -> bool:
     return w.islower() and (lw in _IRREG_PP or (len(lw) > 4 and lw.endswith("ed")))
 
 
-def _candidates(text: str) -> dict[str, list[AAEEdit]]:
+def _tags(text: str) -> dict[int, str]:
+    """Penn tag per word start, from the sense tagger (empty without it)."""
+    from ipcausal.interventions.senses import _tokens, tagger_available
+
+    return {t.start: t.tag for t in _tokens(text)} if tagger_available() else {}
+
+
+def _candidates(text: str, questions: bool = False) -> dict[str, list[AAEEdit]]:
     words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
     lw = [w.lower().replace("’", "'") for _, _, w in words]
     out: dict[str, list[AAEEdit]] = {f: [] for f in AAE_FEATURES}
+    if questions:
+        def put(feature: str, s: int, e: int, new: str) -> None:
+            ed = AAEEdit(feature, s, e, text[s:e], new)
+            if ed not in out[feature]:
+                out[feature].append(ed)
+
+        question_candidates(text, put, _tags(text))
 
     def joined(k: int, n: int) -> bool:  # words k..k+n-1 exist and are separated by single spaces
         return k + n <= len(words) and all(text[words[i][1]:words[i + 1][0]] == " " for i in range(k, k + n - 1))
@@ -279,6 +294,7 @@ def aae_features(
     rng: int | np.random.Generator | None = None,
     n_features: int | None = None,
     features: tuple[str, ...] | list[str] | None = None,
+    questions: bool = False,
 ) -> AAEResult | None:
     """Rewrite ``text`` with African-American English grammatical features, recording each edit.
 
@@ -295,6 +311,11 @@ def aae_features(
         fewer are made (``len(result.edits)`` says how many).
     features : sequence of str, optional
         Restrict to these features (default: all of :data:`AAE_FEATURES`).
+    questions : bool, default False
+        Also use the rules for questions of :mod:`ipcausal.interventions.aae_questions`
+        (questions without inversion or *do*-support, copula absence in *wh*-questions, habitual
+        *be*, existential *it*, *-in'*); ``build_questions(..., generator="aae")`` turns them on.
+        Off by default so that texts built before (the education demo's essay prompts) stay as they were.
 
     Returns
     -------
@@ -316,6 +337,8 @@ def aae_features(
     if not isinstance(text, str):
         raise TypeError(f"`text` must be a str, got {type(text).__name__}")
     n = _validate_n(n_features)
+    if not isinstance(questions, bool):
+        raise TypeError(f"`questions` must be True or False, got {questions!r}")
     if features is None:
         feats = AAE_FEATURES
     else:
@@ -325,9 +348,10 @@ def aae_features(
         if unknown or not features:
             raise ValueError(f"`features` must be a non-empty subset of {AAE_FEATURES}, got {list(features)!r}")
         feats = tuple(f for f in AAE_FEATURES if f in features)
+        questions = questions or bool(set(feats) & set(QUESTION_FEATURES))
     gen = as_generator(rng)
     protected = protected_spans(text)
-    cands = _candidates(text)
+    cands = _candidates(text, questions)
     pools = {f: [ed for ed in cands[f] if not overlaps_protected(protected, ed.start, ed.end)] for f in feats}
     pools = {f: p for f, p in pools.items() if p}
     if not pools:

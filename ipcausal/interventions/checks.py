@@ -13,6 +13,8 @@ kind                what is compared
 ``name``            capitalised words that do not open a sentence, and acronyms ("NASA")
 ``url``             web addresses and e-mail addresses
 ``question_form``   a question stays a question (and a statement a statement)
+``fluency``         (with ``fluency=``) x_j's mean token log-probability is not far below x_i's
+                    (:mod:`ipcausal.interventions.fluency`; not run without the local model)
 ==================  ==============================================================
 
 The generator passes what it changed as ``allowed`` (its edit records, or the changed
@@ -37,7 +39,7 @@ from ipcausal.interventions._util import is_question_like
 
 __all__ = ["PROBLEM_KINDS", "Problem", "check_pair", "protected_spans", "ProtectedSpan"]
 
-PROBLEM_KINDS: tuple[str, ...] = ("unchanged", "number", "option", "name", "url", "question_form")
+PROBLEM_KINDS: tuple[str, ...] = ("unchanged", "number", "option", "name", "url", "question_form", "fluency")
 
 _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -213,7 +215,7 @@ def _question(text: str) -> bool:
     return is_question_like(text)
 
 
-def check_pair(x_i: str, x_j: str, *, allowed: Iterable[Any] | None = ()) -> list[Problem]:
+def check_pair(x_i: str, x_j: str, *, allowed: Iterable[Any] | None = (), fluency: str | None = None) -> list[Problem]:
     """The problems of a generated pair: what of ``x_i`` did not survive into ``x_j``.
 
     Parameters
@@ -225,6 +227,11 @@ def check_pair(x_i: str, x_j: str, *, allowed: Iterable[Any] | None = ()) -> lis
         records with ``old``/``new`` (:class:`~ipcausal.interventions.EslEdit`,
         :class:`~ipcausal.interventions.AAEEdit`, :class:`~ipcausal.interventions.MarkerChange`,
         or their list forms from a pair file).  These strings are masked in both texts first.
+    fluency : {"markers", "aae", "esl"}, optional
+        Also run the fluency check with that family's threshold
+        (:func:`~ipcausal.interventions.fluency.check_fluency`).  Skipped — no problem reported,
+        and nothing claimed — when the local model is not installed
+        (:func:`~ipcausal.interventions.fluency.fluency_available` says which).
 
     Returns
     -------
@@ -276,4 +283,10 @@ def check_pair(x_i: str, x_j: str, *, allowed: Iterable[Any] | None = ()) -> lis
     if qi != qj:
         problems.append(Problem("question_form", "x_i is a question and x_j is not" if qi
                                 else "x_i is a statement and x_j reads as a question"))
+    if fluency is not None:
+        from ipcausal.interventions.fluency import check_fluency
+
+        fl = check_fluency(x_i, x_j, family=fluency)
+        if fl is not None and not fl.fluent:
+            problems.append(Problem("fluency", fl.detail, (f"{fl.source:.3f}",), (f"{fl.twin:.3f}",)))
     return problems

@@ -25,6 +25,11 @@ DETECTED_VARIETIES: tuple[str, ...] = ("aae", "esl", "uk")
 _BACKGROUND_VARIETY = {"aae": "aae", "esl": "esl", "esl_heavy": "esl", "uk": "uk", "british": "uk"}
 
 _P = r"(?:he|she|we|you|they)"
+_NO_AUX_BEFORE = "".join(rf"(?<!\b{a} )" for a in ("does", "did", "do", "will", "would", "can", "could", "should",
+                                                      "might", "may", "must", "to", "does not", "doesn't"))
+_NOT_AUX = (r"(?!(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|what|which|how|why|where|when|"
+            r"who|this|its|his|us|yes|always|perhaps|thus)\b)")
+_WHQ = r"(?:how|why|where|what|when)(?:\s+(?:long|much|many|often|time)(?:\s+water)?)?"
 _HAB = r"(?:always|usually|often|sometimes|constantly|normally|typically|regularly|generally)"
 _ADJ = (r"(?:a|an|the|so|too|very|not|real|really|ready|here|right|late|busy|happy|sure|free|able|young|old|"
         r"good|bad|more|less|afraid|tired|sad|glad|proud|safe|hungry|interested|upset|angry|wrong|being|nice)")
@@ -34,7 +39,8 @@ _BASE = (r"(?:don't|have|do|say|think|want|need|know|go|make|like|believe|feel|g
 _AAE_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(p, re.IGNORECASE) for name, p in {
     "copula_absence": rf"\b{_P}\s+(?:{_ADJ}|{_NOT_ING}\w{{2,}}ing)\b"
                       r"|\b(?:\w+s|people|children)\s+(?:being|able|sure|ready|free|interested)\b",
-    "habitual_be": rf"\b(?:{_P}|\w+s|people|children)\s+{_HAB}\s+be\s+(?!able\b)\w+|(?<!\bto )(?<!\bwill )"
+    "habitual_be": rf"\b(?:{_P}|\w+s|people|children)\s+{_HAB}\s+be\s+(?!able\b)\w+"
+                   r"|\b(?:my|your|the|his|her|our|their)\s+\w+\s+be\s+(?:so|too|always)\b|(?<!\bto )(?<!\bwill )"
                    rf"(?<!\bcan )(?<!\bmay )(?<!\bnot )(?<!\bmust )(?<!\bmight )(?<!\bshould )(?<!\bwould )"
                    rf"(?<!\bcould )\b{_P}\s+be\s+(?!able\b)\w+",
     "future_gon": r"\b(?:gon'|gonna|finna)(?=\s)",
@@ -44,8 +50,10 @@ _AAE_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(p, re.IGNORECASE) 
     "completive_done": r"(?<!\bhave )(?<!\bhas )(?<!\bhad )(?<!\bbe )(?<!\bbeen )(?<!\bis )(?<!\bare )(?<!\bwas )"
                        r"(?<!\bwere )(?<!\bget )(?<!\bgot )\bdone\s+(?:already\s+)?(?:\w+ed|made|left|gone|seen|"
                        r"taken|given|told|said|become|shown|grown|brought|eaten|spent|lost|chosen|written|paid)\b",
-    "third_person_s": rf"\b(?:he|she|everybody|everyone|somebody|someone|nobody)\s+{_BASE}\b|\bit\s+(?:don't|"
-                      r"build|mean|seem|depend|help|make|work|take|cost|matter|need)\b",
+    "third_person_s": rf"\b(?:he|she|everybody|everyone|somebody|someone|nobody)\s+{_BASE}\b|{_NO_AUX_BEFORE}\bit\s+"
+                      r"(?:don't|build|mean|seem|depend|help|make|work|take|cost|matter|need|rain|snow)\b"
+                      r"|(?<!\bdoes )(?<!\bdo )(?<!\bdid )\b(?:my|your|his|her|our|their)\s+\w*[^s\W']\s+have\s+to\b"
+                      r"|(?:^|[.!?]\s+)(?:anyone|anybody|someone|somebody|everyone)\s+(?:know|have|want|need|think)\b",
     "existential_it": r"\bit(?:'s|\s+was)\s+(?:a\s+lot\s+of|lots\s+of|many|some|no|not\s+enough|too\s+many|"
                       r"plenty\s+of|fewer|(?:better|other|more|fewer)\s+\w+s\b)",
     "was_leveling": r"\b(?:we|you|they|\w+s)\s+was\b",
@@ -57,9 +65,19 @@ _AAE_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(p, re.IGNORECASE) 
                        r"|\bthey\s+(?!always\b|sometimes\b|perhaps\b|was\b|is\b|has\b|does\b|thus\b|this\b)"
                        r"\w+[^s\W']s\b",
     "demonstrative_them": r"\bthem\s+(?:\w+s|people|children|kids|things)\b(?!\s+(?:to|that)\b)",
-    "question_no_aux": r"(?:^|[.!?]\s+)(?:You|They|We|He|She|(?!Does\b|Was\b|Has\b|Is\b)[A-Z][a-z]{2,}s)\s+"
+    "question_no_aux": r"(?:^|[.!?]\s+)(?:I|You|They|We|He|She|(?!Does\b|Was\b|Has\b|Is\b)[A-Z][a-z]{2,}s)\s+"
                        r"(?!are\b|were\b|is\b|was\b|will\b|can\b|should\b|would\b|could\b|do\b|does\b|did\b|"
-                       r"have\b|has\b|had\b|may\b|might\b|must\b)\w+[^.!?]*\?",
+                       r"have\b|has\b|had\b|may\b|might\b|must\b)\w+[^.!?]*\?"
+                       rf"|(?:^|[.!?]\s+){_WHQ}\s+(?:I|you|we|they|he|she|it|my|your|his|her|our|their|the|some|{_NOT_AUX}\w+s)\s+"
+                       r"(?!is\b|are\b|was\b|were\b|do\b|does\b|did\b|can\b|should\b|could\b|would\b|will\b|have\b|"
+                       r"has\b|had\b|may\b|might\b|must\b|am\b|'s\b|'re\b|of\b)\w+[^.!?]*\?",
+    "question_no_inversion": rf"(?:^|[.!?]\s+)(?:{_WHQ}\s+)?(?:I|you|we|they|he|she|{_NOT_AUX}\w+s)\s+"
+                             r"(?:can|should|could|would|will|might|must)\s+\w+[^.!?]*\?"
+                             rf"|(?:^|[.!?]\s+)(?:{_WHQ}\s+)?it's\b[^.!?]*\?",
+    "copula_absence_q": rf"(?:^|[.!?]\s+){_NOT_AUX}(?-i:[A-Z])\w+(?:\s+\w+)?\s+(?:bad|good|safe|worth|better|healthier|okay|hard|easy|"
+                        r"normal|rude|open|free|ready|as\s+good)\b[^.!?,]*\?|\bwhich\s+{_NOT_AUX}\w+\s+(?:better|worse|best|"
+                        r"cheaper|safer|healthier)\b",
+    "g_dropping": r"\b[a-z]{3,}in'(?=[\s.,;:!?]|$)",
 }.items()}
 
 
@@ -151,7 +169,7 @@ def detect_features(text: str) -> DetectedFeatures:
     from ipcausal.interventions.markers import find_markers
 
     t = text.replace("’", "'")
-    aae = tuple(name for name, pat in _AAE_PATTERNS.items() if pat.search(t))
+    aae = tuple(dict.fromkeys(name.removesuffix("_q") for name, pat in _AAE_PATTERNS.items() if pat.search(t)))
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z']*", t)}
     tables = _esl_tables()
     esl = set(name for name, pat in _ESL_PATTERNS.items() if pat.search(t))

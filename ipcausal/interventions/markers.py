@@ -31,9 +31,11 @@ import pandas as pd
 
 from ipcausal.interventions._articles import article_change
 from ipcausal.interventions._wordforms import forms, transfer_case, trie_pattern
+from ipcausal.interventions.senses import SenseDecision
 from ipcausal.scm import InterventionSpec, check_intervention
 
-__all__ = ["MarkerChange", "MarkerSwap", "MARKER_SPEC", "marker_lexicon", "swap_markers", "find_markers", "VARIETIES"]
+__all__ = ["MarkerChange", "MarkerSwap", "MARKER_SPEC", "marker_lexicon", "swap_markers", "find_markers", "marker_senses",
+           "VARIETIES"]
 
 VARIETIES: tuple[str, ...] = ("uk", "us")
 _POS = ("n", "v", "nv", "x")
@@ -75,6 +77,8 @@ class MarkerSwap:
     articles : tuple of MarkerChange
         Indefinite articles changed to agree with the new word ("an" → "a" before
         "apartment" → "flat"), in the same form; positions refer to ``original``.
+    senses : tuple of SenseDecision
+        How each ambiguous marker word met was read (:mod:`ipcausal.interventions.senses`).
 
     ``edits`` is the generator's record, as on every generator's result
     (:class:`~ipcausal.interventions.aae.AAEResult`, :class:`~ipcausal.interventions.esl.EslResult`):
@@ -86,6 +90,7 @@ class MarkerSwap:
     to: str
     swaps: tuple[MarkerChange, ...] = field(default_factory=tuple)
     articles: tuple[MarkerChange, ...] = field(default_factory=tuple)
+    senses: tuple[SenseDecision, ...] = field(default_factory=tuple, compare=False)
 
     @property
     def changes(self) -> tuple[MarkerChange, ...]:
@@ -258,14 +263,105 @@ def _table(to: str, include_ambiguous: bool) -> _Table:
     return _Table(mapping, canonical, frozenset(protect), pattern)
 
 
+class _Scan(NamedTuple):
+    clear: _Table                    # the pairs whose source word reads clearly
+    # form -> (source word, source form, target word, target form, pos), one per lexicon entry
+    ambiguous: dict[str, tuple[tuple[str, str, str, str, str], ...]]
+    pattern: re.Pattern[str]
+
+
+@functools.lru_cache(maxsize=2)
+def _scan_table(to: str) -> _Scan:
+    """The clear pairs, plus every form of an ambiguous source word with its candidate targets."""
+    src, dst = ("us", "uk") if to == "uk" else ("uk", "us")
+    clear, lex = _table(to, False), _lexicon_frame()
+    lexicon_words = {str(v).lower() for v in lex[src]} | {str(v).lower() for v in lex[dst]}
+    from ipcausal.interventions.senses import _rules
+
+    pairs = {(str(a).lower(), str(b).lower()) for a, b in zip(lex[src], lex[dst])}
+    for (r, w), rules in _rules().items():
+        for rule in rules:
+            if r == src and (w, rule.target.lower()) not in pairs:
+                raise ValueError(f"senses.csv: {w!r} → {rule.target!r} is not a pair of markers.csv")
+    ruled = {w for r, w in _rules() if r == src}
+    # what a default swap writes is not read again, unless the sense table reads it ("vest", "bill")
+    written = {v.lower() for v in clear.mapping.values()} - ruled
+    amb: dict[str, list[tuple[str, str, str, str, str]]] = {}
+    for row in lex[lex[f"ambiguous_{src}"]].itertuples(index=False):
+        s, d = getattr(row, src), getattr(row, dst)
+        if not s or not d or s.lower() == d.lower():
+            continue
+        pairs = [(s, d)] + [(a, b) for a, b in zip(forms(s, row.pos), forms(d, row.pos)) if a.lower() != b.lower()]
+        for k, (a, b) in enumerate(pairs):
+            key = a.lower()
+            if key in clear.mapping or key in written or (k and key in lexicon_words):
+                continue
+            if (s, a, d, b, row.pos) not in amb.get(key, []):
+                amb.setdefault(key, []).append((s, a, d, b, row.pos))
+    body = trie_pattern(set(clear.mapping) | set(clear.protect) | set(amb))
+    pattern = re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)
+    return _Scan(clear, {k: tuple(v) for k, v in amb.items()}, pattern)
+
+
 def _validate_to(to: object) -> str:
     if to not in VARIETIES:
         raise ValueError(f"`to` must be one of {VARIETIES}, got {to!r}")
     return str(to)
 
 
+def _scan(text: str, to: str, include_ambiguous: bool) -> tuple[list[MarkerChange], list[MarkerChange],
+                                                                  list[SenseDecision]]:
+    """The swaps, article edits and sense decisions of :func:`swap_markers`."""
+    from ipcausal.interventions.senses import decide_sense
+
+    table = _scan_table(to)
+    src = "us" if to == "uk" else "uk"
+    swaps: list[MarkerChange] = []
+    articles: list[MarkerChange] = []
+    senses: list[SenseDecision] = []
+    last = 0
+    for m in table.pattern.finditer(text):
+        key = m.group(0).lower()
+        if key in table.clear.mapping:
+            canon, target = table.clear.canonical[key], table.clear.mapping[key]
+        elif key in table.ambiguous:
+            cands = table.ambiguous[key]
+            dec = decide_sense(text, m.start(), m.end(), src, [(c[0], c[2], c[4]) for c in cands])
+            senses.append(dec)
+            pick = [c for c in cands if dec.sense == "marker" and c[2] == dec.target]
+            if not pick and dec.sense == "undecided" and include_ambiguous and len({c[2] for c in cands}) == 1:
+                pick = list(cands)
+            if not pick:
+                continue
+            canon, target = pick[0][1], pick[0][3]
+        else:
+            continue
+        new = transfer_case(m.group(0), canon, target)
+        if new == m.group(0):
+            continue
+        edit = article_change(text, m.start(), last, canon, target, m.group(0))
+        if edit is not None:
+            articles.append(MarkerChange(*edit))
+        swaps.append(MarkerChange(m.start(), m.end(), m.group(0), new))
+        last = m.end()
+    return swaps, articles, senses
+
+
+def _apply(text: str, changes: list[MarkerChange]) -> str:
+    parts, last = [], 0
+    for c in sorted(changes):
+        parts += [text[last:c.start], c.new]
+        last = c.end
+    return "".join(parts) + text[last:]
+
+
 def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) -> MarkerSwap | None:
     """Rewrite every culture marker of one variety of English into the other.
+
+    A word with a marker sense and another everyday sense ("can", "gas", "fall", "trunk") is
+    swapped where the sense check reads the marker sense in this sentence
+    (:mod:`ipcausal.interventions.senses`), never where it reads the other sense, and left
+    alone where it cannot tell (unless ``include_ambiguous``).
 
     Parameters
     ----------
@@ -274,8 +370,8 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     to : {"uk", "us"}
         The target variety: ``"uk"`` turns American markers into British ones.
     include_ambiguous : bool, default False
-        Also substitute the pairs whose source word is ambiguous when read (tire → tyre,
-        program → programme, flat → apartment, ...).
+        Also substitute the ambiguous words whose sense the check could not decide (a word read
+        in its other sense, such as the verb "can", is never substituted).
 
     Returns
     -------
@@ -283,14 +379,15 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
         The rewritten text with its edits, or ``None`` when no marker occurs (the
         generator does not apply).  An indefinite article right before a swapped word
         is made to agree with the new word ("an apartment" → "a flat", "a cashpoint" →
-        "an ATM") when it agreed with the old one; those edits are in ``.articles``.
+        "an ATM") when it agreed with the old one; those edits are in ``.articles``; the
+        sense decisions for the ambiguous words met are in ``.senses``.
 
     Examples
     --------
     >>> from ipcausal.interventions import swap_markers
-    >>> r = swap_markers("What COLOR is the truck's trunk? Gray.", to="uk")
+    >>> r = swap_markers("What COLOR is the truck's hood? Gray.", to="uk")
     >>> r.text
-    "What COLOUR is the lorry's trunk? Grey."
+    "What COLOUR is the lorry's hood? Grey."
     >>> r.swaps[0]
     MarkerChange(start=5, end=10, old='COLOR', new='COLOUR')
     >>> swap_markers("Colorado is entirely landlocked.", to="uk") is None
@@ -303,33 +400,27 @@ def swap_markers(text: str, to: str = "uk", *, include_ambiguous: bool = False) 
     to = _validate_to(to)
     if not isinstance(include_ambiguous, bool):
         raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
-    table = _table(to, include_ambiguous)
-    swaps: list[MarkerChange] = []
-    articles: list[MarkerChange] = []
-    parts: list[str] = []
-    last = 0
-    for m in table.pattern.finditer(text):
-        key = m.group(0).lower()
-        target = table.mapping.get(key)
-        if target is None:
-            continue
-        new = transfer_case(m.group(0), table.canonical[key], target)
-        if new == m.group(0):
-            continue
-        edit = article_change(text, m.start(), last, table.canonical[key], target, m.group(0))
-        if edit is not None:
-            art = MarkerChange(*edit)
-            parts += [text[last:art.start], art.new]
-            last = art.end
-            articles.append(art)
-        parts.append(text[last:m.start()])
-        parts.append(new)
-        last = m.end()
-        swaps.append(MarkerChange(m.start(), m.end(), m.group(0), new))
+    swaps, articles, senses = _scan(text, to, include_ambiguous)
     if not swaps:
         return None
-    parts.append(text[last:])
-    return MarkerSwap(text="".join(parts), original=text, to=to, swaps=tuple(swaps), articles=tuple(articles))
+    return MarkerSwap(text=_apply(text, swaps + articles), original=text, to=to, swaps=tuple(swaps),
+                      articles=tuple(articles), senses=tuple(senses))
+
+
+def marker_senses(text: str, to: str = "uk") -> tuple[SenseDecision, ...]:
+    """The sense decisions for every ambiguous marker word of ``text`` read for a swap ``to``.
+
+    Examples
+    --------
+    >>> from ipcausal.interventions import marker_senses
+    >>> from ipcausal.interventions.senses import tagger_available
+    >>> [(d.word, d.sense) for d in marker_senses("Can you put gas in my truck?")] if tagger_available() else [
+    ...     ('Can', 'other'), ('gas', 'marker')]
+    [('Can', 'other'), ('gas', 'marker')]
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be a str, got {type(text).__name__}")
+    return tuple(_scan(text, _validate_to(to), False)[2])
 
 
 def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) -> list[str]:
@@ -345,7 +436,8 @@ def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) ->
     variety : {"uk", "us"}
         Which variety's markers to look for.
     include_ambiguous : bool, default False
-        Count ambiguous pairs too.
+        Also count the words whose sense the check could not decide (never a word read in its
+        other sense): the possible markers.
 
     Examples
     --------
@@ -357,6 +449,10 @@ def find_markers(text: str, variety: str, *, include_ambiguous: bool = False) ->
         raise TypeError(f"`text` must be a str, got {type(text).__name__}")
     if variety not in VARIETIES:
         raise ValueError(f"`variety` must be one of {VARIETIES}, got {variety!r}")
-    other = "us" if variety == "uk" else "uk"
-    swap = swap_markers(text, to=other, include_ambiguous=include_ambiguous)
-    return [] if swap is None else [c.old for c in swap.swaps]
+    if not isinstance(include_ambiguous, bool):
+        raise TypeError(f"`include_ambiguous` must be a bool, got {type(include_ambiguous).__name__}")
+    swaps, _, senses = _scan(text, "us" if variety == "uk" else "uk", include_ambiguous)
+    found = {c.start: c.old for c in swaps}
+    if include_ambiguous:  # an undecided word with two counterparts is a possible marker too
+        found.update({d.start: d.word for d in senses if d.sense == "undecided" and d.start not in found})
+    return [found[k] for k in sorted(found)]

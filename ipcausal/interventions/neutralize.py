@@ -7,10 +7,18 @@ returns a :class:`Neutralized` record of what it changed (as ``(old, new)`` edit
 =========================  ====================================================================
 transform                  what it does
 =========================  ====================================================================
+:func:`revert_markers`     the recorded marker swaps of a pair reverted (or, for the British
+                           source of a British → American pair, made), so both sides are American;
+                           a side without a record: :func:`default_markers`
 :func:`default_markers`    British marker words → American ones (:func:`swap_markers`, ``to="us"``)
 :func:`undo_edits`         reverts the recorded edits of :func:`aae_features` / :func:`esl_errors`
 :func:`strip_cues`         removes a belief prefix (:func:`belief_prompt`) and ``[background]`` tags
 =========================  ====================================================================
+
+A mitigation keeps its word only if nothing is left: :func:`residual_cues` runs the package's own
+detectors over both mitigated sides (:func:`~ipcausal.interventions.find_markers` with the sense
+check, :func:`~ipcausal.interventions.detect_features`, the belief and tag patterns) and names every
+cue still there; a pair with one is never trusted.
 
 What cannot be undone: a rewrite by an LLM (``style_transfer``) records no edits, so there is
 nothing to revert; an edit whose recorded ``new`` text is not found where the record puts it
@@ -29,7 +37,11 @@ from typing import Any
 from ipcausal.interventions.belief import BELIEF_PREFIX, belief_statement
 from ipcausal.interventions.markers import swap_markers
 
-__all__ = ["Neutralized", "default_markers", "undo_edits", "strip_cues"]
+__all__ = ["Neutralized", "RESIDUAL_KINDS", "default_markers", "residual_cues", "revert_markers", "undo_edits",
+           "strip_cues"]
+
+#: The mitigations whose residual cues :func:`residual_cues` can look for.
+RESIDUAL_KINDS: tuple[str, ...] = ("markers", "dialect", "strip")
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,110 @@ def default_markers(text: str) -> Neutralized:
     if sw is None:
         return Neutralized(text=text, original=text)
     return Neutralized(text=sw.text, original=text, edits=tuple((e.old, e.new) for e in sw.edits))
+
+
+def revert_markers(text: str, edits: Any = None, *, apply: bool = False) -> Neutralized:
+    """Take one side of a marker pair to American English by its recorded swaps.
+
+    Parameters
+    ----------
+    text : str
+        The side's text.
+    edits : list of records, JSON str or None
+        The pair's recorded swaps (``edits_j`` of a markers pair: ``(start, end, old, new)`` with
+        positions in the source ``x_i``).  ``None``: no record, so the British markers are swapped
+        by :func:`default_markers` (the sense check decides the ambiguous words).
+    apply : bool, default False
+        ``False``: ``text`` is the British twin and the swaps are undone (back to the American
+        source).  ``True``: ``text`` is the British source of a British → American pair and the
+        recorded swaps are made (it becomes the American twin).
+
+    Returns
+    -------
+    Neutralized
+        ``undone=False`` with a reason when a recorded swap is not where its record puts it.
+
+    Examples
+    --------
+    >>> from ipcausal.interventions import swap_markers
+    >>> from ipcausal.interventions.neutralize import revert_markers
+    >>> us = "Where can I buy cheap gas for my truck?"
+    >>> sw = swap_markers(us, to="uk")
+    >>> revert_markers(sw.text, [list(e) for e in sw.edits]).text == us
+    True
+    """
+    text = _text(text)
+    if edits is None or (isinstance(edits, float) and edits != edits) or edits == "":
+        return default_markers(text)
+    if not apply:
+        return undo_edits(text, edits)
+    parts, last, declared = [], 0, []
+    for start, end, old, new in _records(edits):
+        if start < last or text[start:end] != old:
+            return Neutralized(text=text, original=text, undone=False,
+                               reason=f"swap {old!r} -> {new!r} not found where it was recorded")
+        parts += [text[last:start], new]
+        last = end
+        declared.append((old, new))
+    return Neutralized(text="".join(parts) + text[last:], original=text, edits=tuple(declared))
+
+
+def _counts(words: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for w in words:
+        out[w.lower()] = out.get(w.lower(), 0) + 1
+    return out
+
+
+def residual_cues(kind: str, x_i: str, x_j: str, backgrounds: Sequence[str] = ()) -> tuple[str, ...]:
+    """The cues of either variety that the package's own detectors still find after a mitigation.
+
+    ``markers`` (both sides taken to American English): a British marker on either side (read
+    clearly or in its marker sense), and a marker of either variety, a word whose sense the check
+    cannot decide included, that only one side has (a difference between the sides is a cue).
+    ``dialect`` (both sides taken back to Standard English): an AAE feature or an ESL error family
+    (:func:`~ipcausal.interventions.detect_features`) on either side.  ``strip``: a belief prefix or a
+    ``[background]`` tag of ``backgrounds`` on either side.  Empty: nothing left.
+
+    Examples
+    --------
+    >>> from ipcausal.interventions.neutralize import residual_cues
+    >>> residual_cues("markers", "What color is the sofa?", "What color is the sofa?")
+    ()
+    >>> residual_cues("markers", "Is the sofa gray?", "Is the sofa grey?")
+    ("j: British marker 'grey'", "i: American marker 'gray' that the other side lacks")
+    >>> residual_cues("dialect", "They are ready.", "They ready.")
+    ("j: AAE feature 'copula_absence'",)
+    """
+    if kind not in RESIDUAL_KINDS:
+        raise ValueError(f"`kind` must be one of {RESIDUAL_KINDS}, got {kind!r}")
+    x_i, x_j = _text(x_i, "x_i"), _text(x_j, "x_j")
+    out: list[str] = []
+    if kind == "markers":
+        from ipcausal.interventions.markers import find_markers
+
+        for side, x in (("i", x_i), ("j", x_j)):
+            out += [f"{side}: British marker '{w}'" for w in dict.fromkeys(find_markers(x, "uk"))]
+        for variety, name in (("uk", "British"), ("us", "American")):  # possible cues, where the sides differ
+            found = {s: _counts(find_markers(x, variety, include_ambiguous=True)) for s, x in (("i", x_i), ("j", x_j))}
+            for side, other in (("i", "j"), ("j", "i")):
+                out += [f"{side}: {name} marker '{w}' that the other side lacks" for w, n in found[side].items()
+                        if n > found[other].get(w, 0) and f"{side}: {name} marker '{w}'" not in out]
+    elif kind == "dialect":
+        from ipcausal.interventions.detect import detect_features
+
+        for side, x in (("i", x_i), ("j", x_j)):
+            found = detect_features(x)
+            out += [f"{side}: AAE feature '{f}'" for f in found.aae] + [f"{side}: ESL error '{f}'" for f in found.esl]
+    else:
+        names = [str(b) for b in backgrounds if str(b).strip()]
+        tag = re.compile(r"\[(?:" + "|".join(re.escape(b) for b in names) + r")\]", re.IGNORECASE) if names else None
+        for side, x in (("i", x_i), ("j", x_j)):
+            if belief_statement(x) is not None:
+                out.append(f"{side}: a stated belief ('{BELIEF_PREFIX.strip()} ...')")
+            if tag is not None:
+                out += [f"{side}: tag '{m.group(0)}'" for m in tag.finditer(x)]
+    return tuple(out)
 
 
 def _records(edits: Any) -> list[tuple[int, int, str, str]]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ipcausal.study.results import Report
-from ipcausal.study.text import effect_name, format_p, interval_kind, outcome_words, strata_table
+from ipcausal.study.text import dz_text, effect_name, format_p, interval_kind, outcome_words, strata_table
 from ipcausal.outcomes import is_interval
 
 __all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
@@ -80,16 +80,26 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     kinds = {interval_kind(getattr(g, "ci_method", ""))[0] for g in report.groups}
     header = ["model", "pair", "n", "test", "method", effect, f"95% {kinds.pop() if len(kinds) == 1 else 'CI'}",
               "p", "p adj", "reject H0"]
+    interval = is_interval(report.outcome)
+    mde = any(g.mde is not None for g in report.groups)
+    if interval:
+        header.insert(6, "d_z")
     if report.margin is not None:
         header.append(f"|Δ| < {report.margin:g}?")
+    if mde:  # how blind each non-rejection was
+        header.append("MDE, 80 % power" if interval else "MDE (share below m0), 80 % power")
     rows = []
     for g in report.groups:
         n = str(g.n) if g.n_clusters is None else f"{g.n} ({g.n_clusters} clusters)"
         rows.append([g.model, g.group, n, g.test, g.detail.method, f"{g.effect:.4g}",
                      f"[{g.ci_low:.4g}, {g.ci_high:.4g}]", format_p(g.pvalue), format_p(g.pvalue_adjusted),
                      "yes" if g.reject else "no"])
+        if interval:
+            rows[-1].insert(6, dz_text(g))
         if report.margin is not None:
             rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
+        if mde:
+            rows[-1].append(_mde_cell(g))
     if report.method == "sequential":  # an audit: pairs sent of those available, why it stopped, the e-value
         header += ["pairs sent", "stopped", "e-value"]
         for row, g in zip(rows, report.groups):
@@ -97,6 +107,18 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
             row += ([f"{q.n_sent}/{q.n_available}", q.stop_reason, f"{q.e_value:.4g}"] if q is not None
                     else ["", "", ""])
     return header, rows
+
+
+def _mde_cell(g: Any) -> str:
+    """The MDE of a non-rejection (its value, and d_z from the observed spread); "" beside a rejection."""
+    m = g.mde
+    if m is None or g.reject:
+        return ""
+    if m.effect != m.effect:
+        return "n/a (no spread)"
+    if m.effect == float("inf"):
+        return f"none at n = {m.n}"
+    return f"{m.effect:.3g}" + (f" (d_z {m.d_z:.2f}, observed sd)" if m.d_z is not None else "")
 
 
 def pb_rows(report: Report) -> tuple[list[str], list[list[str]]]:

@@ -77,17 +77,18 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
               "IP in k/n: background pairs whose test rejected \"no effect\" after the correction.", ""]
     lines += _probe_markdown(report)
     for case in report.cases:
-        lines += [f"## {case}", "", "| model | group | n | effect | 95% CI | p | adjusted p | IP | equivalence | "
-                  "calls | cost |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {case}", "", "| model | group | n | effect | d_z | 95% CI | p | adjusted p | IP | "
+                  "MDE, 80 % power | equivalence | calls | cost |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for c in report.cells:
             if c.case != case:
                 continue
             for g in c.groups:
-                lines.append(f"| {c.model} | {g.group} | {g.n} | {_f(g.effect)} | [{_f(g.ci_low)}, {_f(g.ci_high)}] "
-                             f"| {_f(g.pvalue)} | {_f(g.pvalue_adjusted)} | {'present' if g.reject else 'not shown'} "
-                             f"| {g.equivalence or '—'} | {_f(c.calls)} | {_f(c.cost)} |")
+                lines.append(f"| {c.model} | {g.group} | {g.n} | {_f(g.effect)} | {_f(g.d_z, 2)} | "
+                             f"[{_f(g.ci_low)}, {_f(g.ci_high)}] | {_f(g.pvalue)} | {_f(g.pvalue_adjusted)} | "
+                             f"{'present' if g.reject else 'not shown'} | {_f(g.mde)} | {g.equivalence or '—'} | "
+                             f"{_f(c.calls)} | {_f(c.cost)} |")
             if not c.groups:
-                lines.append(f"| {c.model} | {c.status} | — | — | — | — | — | — | — | — | — |")
+                lines.append(f"| {c.model} | {c.status} | — | — | — | — | — | — | — | — | — | — | — |")
         comps = [x for x in report.comparisons if x.case == case]
         if comps:
             lines += ["", "Model comparisons (D = Δ(a) − Δ(b) on the pairs every model answered):", "",
@@ -256,6 +257,8 @@ def _cell_html(report: BenchReport, model: str, case: str, color_by: str, scale:
         f"<div class='grp' data-group='{_h(g.group)}'>{_h(g.group)}: effect {_h(_f(g.effect))} "
         f"[{_h(_f(g.ci_low))}, {_h(_f(g.ci_high))}], adjusted p {_h(_f(g.pvalue_adjusted))}, "
         f"IP {'present' if g.reject else 'not shown'}"
+        f"{', d_z ' + _h(_f(g.d_z, 2)) if g.d_z is not None else ''}"
+        f"{', MDE ' + _h(_f(g.mde)) + ' at 80 % power' if g.mde is not None else ''}"
         f"{', equivalence ' + _h(g.equivalence) if g.equivalence else ''}, n {g.n}</div>" for g in c.groups)
     tail = f"<div class='grp'>calls {_h(_f(c.calls))}, cost {_h(_f(c.cost))}</div>"
     return f"<td {attrs}>{head}{groups}{tail}</td>"

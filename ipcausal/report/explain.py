@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ipcausal.study.text import clean_zero, format_p, interval_kind, named_direction
+from ipcausal.study.text import clean_zero, dz_text, format_p, interval_kind, mde_text, named_direction
 from ipcausal.outcomes import is_similarity
 
 __all__ = ["plain_lines", "count_notes", "direction_text", "report_text", "DEMO_NOTE", "DEMO_NEXT"]
@@ -59,20 +59,23 @@ def _group_line(report: Any, g: Any) -> str:
                        f"the null median {report.m0:g} (adjusted p = {format_p(g.pvalue_adjusted)})")
         else:
             verdict = (f"no evidence of implicit personalization at α = {report.alpha:g} "
-                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none)")
+                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none"
+                       f"{'; ' + mde_text(g) if mde_text(g) else ''})")
     else:
         effect = clean_zero(g.effect, g.ci_low, g.ci_high)  # 4.44e-17 is 0
         sign = "higher" if effect > 0 else "lower" if effect < 0 else "no different"
         size = f"{abs(effect):.3g} " if effect != 0 else ""
+        dz = f", d_z = {dz_text(g)}" if dz_text(g) else ""
         what = (f"responses to {b} prompts scored {size}{sign} on average than to {a} prompts "
-                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}, 95 % {_kind(g)} [{g.ci_low:.3g}, {g.ci_high:.3g}], "
-                f"{g.n} pairs)")
+                f"(mean Δ = score({b}) − score({a}) = {f'{effect:+.3g}' if effect else '0'}{dz}, 95 % {_kind(g)} "
+                f"[{g.ci_low:.3g}, {g.ci_high:.3g}], {g.n} pairs)")
         if g.reject:
             verdict = (f"evidence of implicit personalization at α = {report.alpha:g} "
                        f"(adjusted p = {format_p(g.pvalue_adjusted)})")
         else:
             verdict = (f"no evidence of implicit personalization at α = {report.alpha:g} "
-                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none)")
+                       f"(adjusted p = {format_p(g.pvalue_adjusted)}; not a proof that there is none"
+                       f"{'; ' + mde_text(g) if mde_text(g) else ''})")
     who = "" if g.model == "(model not given)" else f"{g.model}: "
     return f"{who}{what}; {verdict}."
 
@@ -89,7 +92,18 @@ def plain_lines(report: Any) -> list[str]:
     >>> print(plain_lines(ipcausal.test(ps))[0])  # doctest: +ELLIPSIS
     answers to ...-worded prompts were 90 % similar (median over 12 pairs); no evidence of implicit personalization at α = 0.05 ...
     """
-    return [_group_line(report, g) for g in report.groups]
+    if not report.groups:  # a run that scored nothing: say so, never an empty verdict
+        why = str(report.null_hypothesis).removeprefix("not tested: ")
+        return [f"nothing was tested: {why or 'no background pair had pairs'}; see the warning below."]
+    lines = [_group_line(report, g) for g in report.groups]
+    for h in getattr(report, "human", ()):  # the judge checked against people
+        who = "" if h.model == "(model not given)" else f"{h.model}: "
+        verdict = "evidence of" if h.reject else "no evidence of"
+        lines.append(f"{who}{h.group}, on the human scale (PPI++, {h.n_labelled} of {h.n_units} {h.unit} rated by "
+                     f"people): mean Δ = {clean_zero(h.estimate):+.3g}, 95 % CI [{h.ci_low:.3g}, {h.ci_high:.3g}]; "
+                     f"{verdict} implicit personalization (adjusted p = {format_p(h.pvalue_adjusted)})"
+                     + (f"; {h.note}" if h.note else "") + ".")
+    return lines
 
 
 def count_notes(counts: Mapping[str, Any]) -> list[str]:

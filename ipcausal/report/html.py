@@ -5,7 +5,7 @@ from __future__ import annotations
 import html as _html
 from typing import Any
 
-from ipcausal.study.text import PB_NOTE
+from ipcausal.study.text import PB_NOTE, human_source_line, human_table
 from ipcausal.report._common import (cue_tables, figures, group_rows, h0, pb_rows, sections_of, settings_rows,
                                      trend_table)
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
@@ -78,6 +78,10 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
         for model, header, rows, cue_notes in cue_tables(r):
             parts.append(f"<h3>Per cue ({_h(model)})</h3>" + _table(header, rows))
             parts += [f"<p class='count-note'>{_h(n)}</p>" for n in cue_notes]
+        header, rows, notes = human_table(r)
+        if rows:
+            parts.append("<h3>On the human scale (PPI++ with the people's scores)</h3>" + _table(header, rows))
+            parts += [f"<p class='count-note'>{_h(n)}</p>" for n in notes + [human_source_line(r)]]
         if r.pb:
             parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)) + f"<p class='count-note'>{_h(PB_NOTE)}.</p>")
         if s.counts:

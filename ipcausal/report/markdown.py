@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipcausal.study.text import PB_NOTE
+from ipcausal.study.text import PB_NOTE, human_source_line, human_table
 from ipcausal.report._common import (cue_tables, figures, group_rows, h0, pb_rows, sections_of, settings_rows,
                                      trend_table)
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
@@ -58,6 +58,10 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
             out += ["**Trend across the ordered levels**", ""] + md_table(header, rows) + [""]
         for model, header, rows, cue_notes in cue_tables(r):
             out += [f"**Per cue ({model})**", ""] + md_table(header, rows) + [""] + [f"- {n}" for n in cue_notes] + [""]
+        header, rows, notes = human_table(r)
+        if rows:
+            out += ["**On the human scale (PPI++ with the people's scores)**", ""] + md_table(header, rows) + [""]
+            out += [f"- {n}" for n in notes + [human_source_line(r)]] + [""]
         if r.pb:
             out += ["**Personalization bias (PB)**", ""] + md_table(*pb_rows(r)) + ["", f"{PB_NOTE}.", ""]
         if s.counts:

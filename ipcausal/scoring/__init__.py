@@ -8,6 +8,9 @@ Similarity outcomes (``similarity`` ∈ [0, 1], tested with the sign test):
 (ready for :func:`ipcausal.test`), the pairs it could not score (with the reason), and the
 counts that go into the report.
 
+Every scorer reads numbers, ratings and choices out of free text with one reader,
+:func:`read_number` / :func:`read_choice` (:mod:`ipcausal.scoring.read` states its rules).
+
 Unparseable responses (the answer names no option, a judge gives no rating after its
 retries) are never silently scored.  ``unparseable="exclude"`` (default) drops the pair
 and counts it; ``unparseable="zero"`` scores that response 0 (correctness 0, rating 0,
@@ -47,6 +50,10 @@ _LAZY: dict[str, str] = {
     "essay_features": "ipcausal.scoring.ratings",
     "parse_choice": "ipcausal.scoring.ratings",
     "parse_rating": "ipcausal.scoring.similarity",
+    "read_number": "ipcausal.scoring.read",
+    "read_choice": "ipcausal.scoring.read",
+    "NumberReader": "ipcausal.scoring.read",
+    "number_reader": "ipcausal.scoring.read",
     "mcq_correct": "ipcausal.scoring.ratings",
     "embedding_model_path": "ipcausal.scoring.similarity",
     "score_logprob": "ipcausal.scoring.logprob",

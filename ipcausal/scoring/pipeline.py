@@ -22,17 +22,21 @@ class NoScorablePairs(ValueError):
     """:func:`score_pairs` could score no pair (every response missing, failed or unparseable).
 
     A ``ValueError``; ``counts`` holds the counts by status, so a caller (the audit, which goes on
-    with its next batch) decides on the type, never on the message.
+    with its next batch) decides on the type, never on the message; ``dropped`` the pairs with
+    their responses and the status of each (as :attr:`ScoreResult.dropped`), so a caller can
+    write them where a person reads why (``ipcausal case`` writes them to ``dropped.jsonl``).
 
     Examples
     --------
     >>> err = NoScorablePairs({"requested": 2, "scored": 0, "unparseable": 2})
-    >>> isinstance(err, ValueError), err.counts["unparseable"]
-    (True, 2)
+    >>> isinstance(err, ValueError), err.counts["unparseable"], len(err.dropped)
+    (True, 2, 0)
     """
 
-    def __init__(self, counts: dict[str, int]) -> None:
+    def __init__(self, counts: dict[str, int], dropped: pd.DataFrame | None = None, scorer: str | None = None) -> None:
         self.counts = dict(counts)
+        self.dropped = dropped if dropped is not None else pd.DataFrame()
+        self.scorer = scorer
         super().__init__(f"no pair could be scored ({self.counts}); check the responses and the scorer")
 
 
@@ -257,7 +261,7 @@ def score_pairs(
     dropped = df.loc[~keep].drop(columns=[c for c in ("similarity", "score_i", "score_j") if c in df.columns])
     kept = df.loc[keep]
     if kept.empty:
-        raise NoScorablePairs(counts)
+        raise NoScorablePairs(counts, dropped.reset_index(drop=True), desc)
     return ScoreResult(
         pairs=PairSet.from_frame(kept),
         dropped=dropped.reset_index(drop=True),

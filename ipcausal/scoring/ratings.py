@@ -8,9 +8,9 @@
   explicit reasoning links), **not** whether the argument is sound, on topic or correct.
 * Any callable ``str -> float`` works as an essay rater too (e.g. an external automated essay
   scorer): ``score_pairs(pairs, "essay", rater=my_function)``.
-* :func:`parse_choice` / :func:`mcq_correct` — which option a free-text answer picked
-  ("Option 2", "2", "(B)", the option's text, yes/no for yes/no questions); ``None`` when it
-  cannot be told.
+* :func:`mcq_correct` — whether a free-text answer picked the correct option, read by
+  :func:`~ipcausal.scoring.read.read_choice` ("Option 2", "2", "(B)", the option's text, yes/no
+  for yes/no questions; ``parse_choice`` is the same function); ``None`` when it cannot be told.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ipcausal.scoring._common import MISSING, OK
+from ipcausal.scoring.read import norm_text, read_choice
 from ipcausal.scoring.similarity import ask_judge
 
 __all__ = [
@@ -168,72 +169,9 @@ class OfflineEssayRater:
 
 
 # -- multiple choice ------------------------------------------------------------------------
-_YES = {"yes", "true", "correct", "right"}
-_NO = {"no", "false", "incorrect", "wrong"}
-_OPTION_NUM = re.compile(
-    r"\b(?:option|answer|choice)(?:\s*(?:is|would be|:|#|no\.?|number))*\s*\(?(\d{1,2})\)?", re.IGNORECASE
-)
-_OPTION_LET = re.compile(r"\b(?i:option|answer|choice)(?:\s*(?i:is|would be|:))*\s*\(?([A-H])\)?(?![A-Za-z])")
-_LEAD_NUM = re.compile(r"^\s*\(?(\d{1,2})\s*[).:\]]?(?:\s|$)")
-_LEAD_LET = re.compile(r"^\s*\(([A-Ha-h])\)|^\s*([A-H])\s*[).:]\s")
-
-
-def _norm(s: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", s.lower()))
-
-
-def parse_choice(text: str, options: Any) -> int | None:
-    """The 0-based index of the option a free-text answer picked, or ``None`` if it cannot be told.
-
-    Tried in order: "Option 2" / "Answer: 2" / "choice (B)"; a leading "2", "2." or "(B)";
-    the text of exactly one option (the longest when one contains another); for yes/no
-    options, a leading yes/true or no/false.  Numbers and letters are 1-based / A-based.
-
-    Examples
-    --------
-    >>> opts = ["Paris", "Lyon", "Nice"]
-    >>> parse_choice("Option 2", opts), parse_choice("(C)", opts), parse_choice("It is Paris.", opts)
-    (1, 2, 0)
-    >>> parse_choice("Yes, it is.", ["Yes", "No"]), parse_choice("I am not sure", opts) is None
-    (0, True)
-    """
-    if not isinstance(text, str):
-        raise TypeError("`text` must be text")
-    opts = list(options) if not isinstance(options, str) else None
-    if not opts or not all(isinstance(o, str) for o in opts):
-        raise ValueError("`options` must be a non-empty list of option texts")
-    k = len(opts)
-
-    def ok(i: int) -> int | None:
-        return i if 0 <= i < k else None
-
-    m = _OPTION_NUM.search(text)
-    if m:
-        return ok(int(m.group(1)) - 1)
-    m = _OPTION_LET.search(text)
-    if m and k <= 8:
-        return ok(ord(m.group(1).upper()) - ord("A"))
-    m = _LEAD_NUM.match(text)
-    if m:
-        return ok(int(m.group(1)) - 1)
-    m = _LEAD_LET.match(text)
-    if m:
-        return ok(ord((m.group(1) or m.group(2)).upper()) - ord("A"))
-    low = f" {_norm(text)} "
-    normed = [_norm(o) for o in opts]
-    hits = [i for i, o in enumerate(normed) if o and f" {o} " in low]
-    hits = [i for i in hits if not any(j != i and normed[i] in normed[j] and normed[j] != normed[i] for j in hits)]
-    if len(hits) == 1:
-        return hits[0]
-    yes = [i for i, o in enumerate(normed) if o in _YES]
-    no = [i for i, o in enumerate(normed) if o in _NO]
-    if len(yes) == 1 and len(no) == 1:
-        first = low.split()[0] if low.split() else ""
-        if first in _YES:
-            return yes[0]
-        if first in _NO:
-            return no[0]
-    return None
+#: Which option a free-text answer picked: :func:`ipcausal.scoring.read.read_choice` (one reader for
+#: every scorer; "Option 2", "(B)", "2.", the option's text, yes/no), under the name the scorers used.
+parse_choice = read_choice
 
 
 def mcq_correct(text: str | None, options: Any, correct: Any) -> tuple[float | None, str]:
@@ -254,7 +192,7 @@ def mcq_correct(text: str | None, options: Any, correct: Any) -> tuple[float | N
     if not opts:
         raise ValueError("`options` must be a non-empty list of option texts")
     if isinstance(correct, str):
-        match = [i for i, o in enumerate(opts) if _norm(o) == _norm(correct)]
+        match = [i for i, o in enumerate(opts) if norm_text(o) == norm_text(correct)]
         if len(match) != 1:
             raise ValueError(f"`correct` {correct!r} is not exactly one of the options")
         idx = match[0]
@@ -266,7 +204,7 @@ def mcq_correct(text: str | None, options: Any, correct: Any) -> tuple[float | N
         raise TypeError(f"`correct` must be an option index or text, got {correct!r}")
     if text is None or (isinstance(text, float) and math.isnan(text)):
         return None, MISSING
-    got = parse_choice(text, opts)
+    got = read_choice(text, opts)
     if got is None:
         return None, "unparseable"
     return (1.0 if got == idx else 0.0), OK

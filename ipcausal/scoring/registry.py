@@ -13,7 +13,6 @@ study layer, the cases) passes such an object around, never the options one by o
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -24,7 +23,8 @@ import numpy as np
 
 from ipcausal.outcomes import directed
 from ipcausal.scoring._common import MISSING, OK, UNPARSEABLE, is_missing
-from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct, parse_choice
+from ipcausal.scoring.ratings import EssayJudge, OfflineEssayRater, mcq_correct
+from ipcausal.scoring.read import read_choice, read_number
 from ipcausal.scoring.similarity import EmbeddingSimilarity, JudgeSimilarity, choice_similarity, scale_similarity
 
 __all__ = ["Scorer", "REGISTRY", "register", "get_scorer", "check_scorer", "Scored", "SCORERS", "SIMILARITY_SCORERS"]
@@ -224,14 +224,6 @@ def _options(value: Any) -> list[str] | None:
     return None
 
 
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def _first_number(text: str) -> float | None:
-    m = _NUM.search(text)
-    return None if m is None else float(m.group(0))
-
-
 def _embedding(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
     emb = opts.get("embedder") or EmbeddingSimilarity()
     n = len(yi)
@@ -265,7 +257,7 @@ def _choice(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
         if options is None:
             sims[r] = choice_similarity(a, b)
             continue
-        ca, cb = parse_choice(a, options), parse_choice(b, options)
+        ca, cb = read_choice(a, options), read_choice(b, options)
         if ca is None or cb is None:
             st[r] = UNPARSEABLE
         else:
@@ -292,8 +284,8 @@ def _scale(df: Any, yi: list, yj: list, opts: dict[str, Any]) -> Scored:
             st[r] = MISSING
             continue
         kk = int(k if k is not None else df["scale_k"].iat[r])
-        va, vb = _first_number(a), _first_number(b)
-        if va is None or vb is None or not (1 <= va <= kk and 1 <= vb <= kk):
+        va, vb = read_number(a, low=1, high=kk), read_number(b, low=1, high=kk)
+        if va is None or vb is None:
             st[r] = UNPARSEABLE
             continue
         sims[r] = scale_similarity(va, vb, kk)

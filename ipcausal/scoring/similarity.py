@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ipcausal.scoring._common import FAILED, MISSING, OK, UNPARSEABLE, text_list
+from ipcausal.scoring.read import read_number
 
 __all__ = [
     "choice_similarity",
@@ -205,27 +205,18 @@ Answer B: No, it is Canberra.
 Rating: 1
 """
 
-_RATING = re.compile(r"rating\s*[:=]?\s*\(?([1-9])\)?", re.IGNORECASE)
-_LONE = re.compile(r"^\s*\(?([1-9])\)?\s*(?:/\s*\d+)?\s*[.!]?\s*$")
-
-
 def parse_rating(text: str, low: int, high: int) -> int | None:
-    """The rating in a judge's reply ("Rating: 4", or a lone "4"), or ``None`` when absent/out of range.
+    """The whole-number rating in [low, high] of a judge's reply, or ``None`` (see :func:`~ipcausal.scoring.read.read_number`).
+
+    "Rating: 4", "4", "**4**", "4/5", "I'd rate it a 4", "Rating: four" all read 4.
 
     Examples
     --------
     >>> parse_rating("Rating: 4", 1, 5), parse_rating("3", 1, 5), parse_rating("Rating: 9", 1, 5)
     (4, 3, None)
     """
-    if not isinstance(text, str):
-        raise TypeError("`text` must be text")
-    m = _RATING.search(text)
-    if m is None:
-        m = _LONE.match(text)
-    if m is None:
-        return None
-    r = int(m.group(1))
-    return r if low <= r <= high else None
+    v = read_number(text, low=low, high=high, integer=True)
+    return None if v is None else int(v)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ _LAZY: dict[str, str] = {
     "compare_models": "ipcausal.stats.models",
     "bounded_mean_test": "ipcausal.stats.meanci",
     "BoundedMeanTestResult": "ipcausal.stats.meanci",
+    "ppi_mean_test": "ipcausal.stats.ppi",
+    "PPIResult": "ipcausal.stats.ppi",
     "ModelComparisonResult": "ipcausal.stats.models",
 }
 
@@ -77,6 +79,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.joint import westfall_young
     from ipcausal.stats.multitest import adjust_pvalues
     from ipcausal.stats.permutation import permutation_test
+    from ipcausal.stats.ppi import PPIResult, ppi_mean_test
     from ipcausal.stats.results import (
         EMultipleResult,
         EquivalenceResult,

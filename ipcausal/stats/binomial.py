@@ -14,10 +14,12 @@ import numbers
 from typing import Any
 
 import numpy as np
-from scipy import special as _special
 
+from ipcausal._lazy import lazy_module
 from ipcausal.stats._validate import ALTERNATIVES, choice, open_unit
 from ipcausal.stats.results_ordered import BinomialTestResult
+
+_special = lazy_module("scipy.special")  # imported on first use
 
 __all__ = ["binomial_test", "clopper_pearson"]
 

@@ -30,8 +30,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import fft as _fft
-from scipy import special as _special
+
+from ipcausal._lazy import lazy_module
+
+_fft = lazy_module("scipy.fft")  # imported on first use
+_special = lazy_module("scipy.special")
 
 __all__ = ["tail", "pmf", "cost"]
 

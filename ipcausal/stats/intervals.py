@@ -35,15 +35,19 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import fft as _fft  # faster than numpy's FFT on these shapes
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
+from ipcausal.stats import _small
 from ipcausal.stats._validate import mean_sd
+
+_fft = lazy_module("scipy.fft")  # faster than numpy's FFT on these shapes; imported on first use
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["law", "SubsetLaw"]
 
 MAX_CLASS_SUBSETS = 1 << 20  # count vectors the enumeration law may hold (about 50 MB at the peak)
-MAX_LATTICE_GRID = 1 << 24  # cells of the FFT grid of the lattice law (about 400 MB of arrays at the limit)
+MAX_LATTICE_GRID = 1 << 24  # spectrum cells held for the lattice law (rows x live columns; 256 MB at the limit)
+SPECTRUM_COLUMNS = 64  # live spectrum columns expected at large n (about 26 at n = 66,667 Likert differences)
 BOX_MASS = 5e-15  # mass left outside the grid, per axis (Hoeffding bound)
 SPECTRUM_FLOOR = 1e-20  # |characteristic function| below this is set to 0 (moves a cell < 1e-20)
 CERTIFY_TOL = 1e-11  # |p - α| below this leaves a lattice endpoint uncertified
@@ -82,9 +86,8 @@ class SubsetLaw:
             b = int(np.count_nonzero(side * (s - x * nn) >= -tol))
             return (b + 1) / (s.size + 1)
         if self.kind == "exact-lattice-inversion":
-            tails, n_lo, s_lo = self.data["up"]
             u = self.data["unit"]
-            p = K.lattice_upper_mass_float(tails, n_lo, s_lo, side * x / u, tol / u, side < 0)
+            p = self.data["rows"].mass_float(side * x / u, tol / u, side < 0)
             return float(min(1.0, max(p, 0.0)))
         return self._saddle(x, side)
 
@@ -110,8 +113,8 @@ class SubsetLaw:
         elif self.kind == "exact-lattice-inversion":
             if math.ldexp(1.0, 1 - self.n) > alpha:
                 return -math.inf, math.inf
-            hi, ok_hi = _lattice_end(*self.data["up"], alpha / 2, False)
-            lo, ok_lo = _lattice_end(*self.data["up"], alpha / 2, True)
+            hi, ok_hi = _lattice_end(self.data["rows"], alpha / 2, False)
+            lo, ok_lo = _lattice_end(self.data["rows"], alpha / 2, True)
             lo = -lo
             self.certified = ok_hi and ok_lo
             u = self.data["unit"]
@@ -162,25 +165,23 @@ def _enum_interval(data: dict[str, Any], alpha: float) -> tuple[float, float]:
 
 
 def _mc_interval(data: dict[str, Any], alpha: float) -> tuple[float, float]:
-    lo_r, hi_r = data["lo"], data["hi"]
-    big_l = lo_r.size
+    big_l = data["s"].size
     j = math.floor(alpha * (big_l + 1) - 1) + 1
     if j <= 0:
         return -math.inf, math.inf
-    hi = float(np.partition(hi_r, big_l - j)[big_l - j])  # j-th largest
-    lo = float(np.partition(lo_r, j - 1)[j - 1])  # j-th smallest
-    return lo, hi
+    hi, lo = K.mc_ends(data["s"], data["n"], data["total"], data["size"], j)  # j-th largest / smallest end
+    return float(lo), float(hi)
 
 
-def _lattice_end(tails: np.ndarray, n_lo: int, tab_lo: int, thr: float, mirror: bool) -> tuple[float, bool]:
+def _lattice_end(rows: _Rows, thr: float, mirror: bool) -> tuple[float, bool]:
     """Largest breakpoint f = S/N with P(S ≥ f N) > thr, and whether the crossing is certified
     (``mirror``: the same for −S, whose negative is the lower end).
 
     Bisection on δ until the bracket is narrower than 1/(2 N²) (two fractions with denominators
     up to N differ by at least 1/N²), then the one fraction in it, checked with integer
     thresholds at f and just past f."""
-    n_hi = n_lo + tails.shape[0] - 1
-    s_lo, s_hi = tab_lo, tab_lo + tails.shape[1] - 2
+    n_lo, n_hi = rows.n_lo, rows.n_lo + rows.m1 - 1
+    s_lo, s_hi = rows.s_lo, rows.s_lo + rows.m2 - 1
     if mirror:
         s_lo, s_hi = -s_hi, -s_lo
     first = max(n_lo, 1)
@@ -193,7 +194,7 @@ def _lattice_end(tails: np.ndarray, n_lo: int, tab_lo: int, thr: float, mirror: 
         mid = 0.5 * (inside + outside)
         if mid in (inside, outside):
             break
-        if K.lattice_upper_mass_float(tails, n_lo, tab_lo, mid, 0.0, mirror) > thr:
+        if rows.mass_float(mid, 0.0, mirror) > thr:
             inside = mid
         else:
             outside = mid
@@ -208,8 +209,8 @@ def _lattice_end(tails: np.ndarray, n_lo: int, tab_lo: int, thr: float, mirror: 
             best_num, best_den = s, nn
     g = math.gcd(best_num, best_den) or 1
     num, den = best_num // g, best_den // g
-    at = K.lattice_upper_mass(tails, n_lo, tab_lo, num, den, False, mirror)
-    past = K.lattice_upper_mass(tails, n_lo, tab_lo, num, den, True, mirror)
+    at = rows.mass(num, den, False, mirror)
+    past = rows.mass(num, den, True, mirror)
     if not (at > thr >= past):  # rounding moved the crossing: keep the bracket's outer end
         return outside, False
     return num / den, bool(at - thr > CERTIFY_TOL and thr - past > CERTIFY_TOL)
@@ -282,7 +283,9 @@ def _build(x: np.ndarray, route: str, *, lattice: np.ndarray | None = None, n_re
 
 
 def _enum_law(vals: np.ndarray, cnts: np.ndarray, n: int, scale: float, mean: float) -> SubsetLaw:
-    s, nn, w = K.class_subsets(np.ascontiguousarray(vals), np.ascontiguousarray(cnts.astype(np.int64)))
+    small = float(np.prod(cnts + 1.0)) <= _small.CLASS_SUBSETS  # numpy, bit-identical (no numba dispatch)
+    s, nn, w = (_small.class_subsets if small else K.class_subsets)(
+        np.ascontiguousarray(vals), np.ascontiguousarray(cnts.astype(np.int64)))
     keep = nn > 0
     means = s[keep] / nn[keep]
     order = np.argsort(means, kind="stable")
@@ -304,13 +307,13 @@ def _mc_law(y: np.ndarray, n: int, scale: float, mean: float, n_resamples: int, 
     bits[:m] = sg_s
     sgn = (bits.reshape(n_words, 64) << np.arange(64, dtype=np.uint64)).sum(axis=1).astype(np.uint64)
     n_zero = n - m
-    from ipcausal.stats._threads import PARALLEL_MIN_WORDS
-    from ipcausal.stats._threads import use_threads as _use_threads
+    from ipcausal.stats._threads import plan, run
 
-    kern = K.mc_subsets_parallel if _use_threads(n_words * n_resamples, None, PARALLEL_MIN_WORDS) else K.mc_subsets
-    t, v = kern(tab, n_words, np.ascontiguousarray(sgn), m, n_zero, n_resamples, seed)
-    hi, lo = K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A (about 28 bytes per resample)
-    data = dict(s=t, n=v, lo=lo, hi=hi)
+    p = plan("continuous-fused", n_words * n_resamples, simd=False)  # byte tables: the threads measured for them
+    t, v = run(p, K.mc_subsets, K.mc_subsets_parallel, tab, n_words, np.ascontiguousarray(sgn), m, n_zero,
+               n_resamples, seed)
+    K.mc_split(t, v, float(y.sum()), n)  # t, v become S_A, N_A (12 bytes per resample)
+    data = dict(s=t, n=v, total=float(y.sum()), size=n)
     return SubsetLaw("monte-carlo-inversion", scale, n, mean, data)
 
 
@@ -323,17 +326,31 @@ def _mc_lattice_law(x: np.ndarray, k: np.ndarray, n_resamples: int, seed: int) -
     scale = float(absx.max())
     nonzero = absx / scale > 0
     a = np.ascontiguousarray((absx / scale)[nonzero])
-    simd = simd_ok()  # AVX-512: the nibble pass; else the popcount pass (no counts needed: k only then)
-    data = counts_and_law(x, a, np.sign(x[nonzero]), None if simd else np.asarray(k), (0.0, 0.0, 0.0),
-                          n_resamples, seed, simd)[1]
+    simd = None if simd_ok() else False  # the measured choice: the nibble pass or the popcount pass
+    data = counts_and_law(x, a, np.sign(x[nonzero]), np.asarray(k), (0.0, 0.0, 0.0), n_resamples, seed, simd,
+                          need_counts=False)[1]
     return SubsetLaw("monte-carlo-inversion", scale, x.size, float(data["y"].mean()), data)
 
 
-def _irfft2(spec: np.ndarray, last: int, shape: tuple[int, int]) -> np.ndarray:
-    """``irfft2`` of a half spectrum that is zero past column ``last``: the complex pass along
-    axis 0 runs on the first ``last + 1`` columns, the real pass zero-pads them."""
-    head = _fft.ifft(spec[:, :last + 1], axis=0)
-    return _fft.irfft(head, n=shape[1], axis=1)
+@dataclass(frozen=True)
+class _Rows:
+    """The lattice law's box rows as short Fourier sums (:func:`ipcausal.stats._kernels.lattice_rows`):
+    N = n_lo .. n_lo + m1 − 1, S = s_lo .. s_lo + m2 − 1, period f2."""
+
+    rows: tuple[np.ndarray, ...]
+    n_lo: int
+    s_lo: int
+    m1: int
+    m2: int
+    f2: int
+
+    def mass(self, num: int, den: int, strict: bool, mirror: bool) -> float:
+        """Σ_N P(N, S ≥ num·N/den) (``strict``: >; ``mirror``: the same for −S), integer thresholds."""
+        return K.fourier_upper_mass(self.rows, self.m2, self.f2, self.n_lo, self.s_lo, num, den, strict, mirror)
+
+    def mass_float(self, delta: float, tol: float, mirror: bool) -> float:
+        """Σ_N P(N, S − δN ≥ −tol) (``mirror``: −S − δN ≥ −tol)."""
+        return K.fourier_upper_mass_float(self.rows, self.m2, self.f2, self.n_lo, self.s_lo, delta, tol, mirror)
 
 
 def _fast_len(m: int) -> int:
@@ -358,6 +375,18 @@ def _box(total: int, center: float, sq: float) -> tuple[int, int]:
     return math.floor(center - t), math.ceil(center + t)
 
 
+def _scan_share(vals: np.ndarray, cnts: np.ndarray) -> float:
+    """About the share of a spectrum row that :func:`ipcausal.stats._kernels.lattice_spectrum`
+    visits: a non-zero value v counted c times is alive only within β = acos(floor^(1/c)) of
+    a multiple of π, and the scan jumps over the rest (it steers by the four largest counts)."""
+    share = 1.0
+    for i in np.argsort(-cnts, kind="stable")[:4]:
+        if vals[i] != 0:
+            beta = math.acos(min(1.0, SPECTRUM_FLOOR ** (1.0 / float(cnts[i]))))
+            share = min(share, 2.0 * beta / math.pi)
+    return share
+
+
 def _lattice_law(y: np.ndarray, k: np.ndarray, n: int, scale: float, mean: float) -> SubsetLaw | None:
     nonzero = np.abs(y) > 0
     z = np.zeros(n, dtype=np.int64)
@@ -371,13 +400,20 @@ def _lattice_law(y: np.ndarray, k: np.ndarray, n: int, scale: float, mean: float
     n_lo, n_hi = max(0, b_n[0]), min(n, b_n[1])
     s_lo, s_hi = max(s_min, b_s[0]), min(s_max, b_s[1])
     m1, m2 = n_hi - n_lo + 1, s_hi - s_lo + 1
-    if m1 * m2 > MAX_LATTICE_GRID or vals.size * m1 * (m2 // 2 + 1) > 16 * MAX_LATTICE_GRID:
+    if m1 * SPECTRUM_COLUMNS > MAX_LATTICE_GRID:
         return None
     f1, f2 = _fast_len(m1), _fast_len(m2 + (m2 & 1))  # FFT-friendly sizes (a longer period only helps)
+    if vals.size * f1 * (f2 // 2 + 1) * _scan_share(vals, cnts) > 16 * MAX_LATTICE_GRID:
+        return None  # the spectrum's scan would visit too many points (few, spread-out differences)
     order = np.argsort(-cnts, kind="stable")  # largest counts first: the floor test cuts early
-    spec, last = K.lattice_spectrum(vals[order].astype(np.float64), cnts[order].astype(np.int64), f1, f2,
-                                    SPECTRUM_FLOOR)
-    grid = _irfft2(spec, last, (f1, f2))
-    up = K.lattice_tails(grid, n_lo, s_lo, m1, m2)
-    data = dict(unit=unit, up=(up, n_lo, s_lo))
+    args = (vals[order].astype(np.float64), cnts[order].astype(np.int64), f1, f2, SPECTRUM_FLOOR)
+    spec, cols, n_cols = K.lattice_spectrum(*args, SPECTRUM_COLUMNS)
+    if n_cols > SPECTRUM_COLUMNS:  # a wide spectrum (few differences): every column
+        if f1 * (f2 // 2 + 1) > MAX_LATTICE_GRID:
+            return None
+        spec, cols, n_cols = K.lattice_spectrum(*args)
+    live = np.argsort(cols[:n_cols], kind="stable")  # ascending columns, 0 first (always live)
+    head = _fft.ifft(spec[:, live], axis=0)  # the complex pass of the 2-D inverse FFT, live columns only
+    rows = _Rows(K.lattice_rows(head, cols[live], n_lo, s_lo, m1, m2, f2), n_lo, s_lo, m1, m2, f2)
+    data = dict(unit=unit, rows=rows)
     return SubsetLaw("exact-lattice-inversion", scale, n, mean, data)

@@ -51,10 +51,12 @@ from typing import Any
 
 import numpy as np
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
 from ipcausal.stats._threads import n_threads
 from ipcausal.stats._validate import ALTERNATIVES, as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results import WestfallYoungResult
+
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["westfall_young", "METHODS"]
 

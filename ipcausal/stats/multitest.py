@@ -17,8 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
+from ipcausal.stats import _small
 from ipcausal.stats._validate import as_array, choice
+
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["adjust_pvalues", "CORRECTIONS"]
 
@@ -192,6 +195,10 @@ def adjust_pvalues(p: Any, method: str = "bonferroni", *, axis: int | None = -1)
                 with np.errstate(divide="ignore"):
                     return np.negative(np.expm1(m * np.log1p(-x)), out=out)
             return np.negative(np.expm1(m * np.log1p(-x)), out=out)
+        if method == "bonferroni" and flat.size <= _small.ELEMENTWISE:  # numpy, bit-identical (no numba dispatch)
+            if not _small.bonferroni(flat, float(m), np.ravel(out, order=order)):
+                raise _invalid(x)
+            return out
         if not K.mt_elementwise(flat, float(m), method == "bonferroni", np.ravel(out, order=order)):
             raise _invalid(x)
         return out

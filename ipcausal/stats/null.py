@@ -13,11 +13,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special as _special
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
 from ipcausal.stats._validate import as_sample, positive_int
 from ipcausal.stats.results import Result, SignFlipResult, SignTestResult
+
+_special = lazy_module("scipy.special")  # imported on first use
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["Distribution", "null_distribution", "sample_summary", "MAX_VALUES", "MC_DRAWS"]
 

@@ -28,12 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal._lazy import lazy_module
 from ipcausal.stats import joint as _joint
-from ipcausal.stats._kernels import ordered as _K
-from ipcausal.stats._kernels.labels import label_tables
 from ipcausal.stats._threads import n_threads
 from ipcausal.stats._validate import ALTERNATIVES, MAX_RESAMPLES, as_array, as_generator, choice, positive_int, seed_from
 from ipcausal.stats.results_ordered import HeterogeneityTestResult, TrendTestResult
+
+_K = lazy_module("ipcausal.stats._kernels.ordered")  # numba is imported on the first kernel call
+_L = lazy_module("ipcausal.stats._kernels.labels")
 
 __all__ = ["trend_test", "heterogeneity_test", "METHODS"]
 
@@ -319,7 +321,7 @@ def heterogeneity_test(
     perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
     n_total, use_exact = _joint._n_relabelings(perms.shape[0], n_inf, method)
     group = _group(k, n_inf, perms, "cues", width=k - 1)
-    tab, radix = label_tables(yi, perms, group)
+    tab, radix = _L.label_tables(yi, perms, group)
     rmax = perms.shape[0] ** group
     colsum = yi.sum(axis=0)
     a = colsum - colsum[0]

@@ -37,10 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal._lazy import lazy_module
 from ipcausal.stats.results import SignFlipResult
-from ipcausal.stats import _kernels as K
-from ipcausal.stats._threads import PARALLEL_MIN_WORDS, PARALLEL_MIN_WORDS_SIMD, use_threads
-from ipcausal.stats.fused import counts_and_law, lattice_segments, simd_ok
+from ipcausal.stats import _small
+from ipcausal.stats._threads import plan, run
+from ipcausal.stats.fused import counts_and_ends, lattice_counts, lattice_segments, simd_ok
 from ipcausal.stats._validate import (
     ALTERNATIVES,
     MAX_RESAMPLES,
@@ -51,6 +52,8 @@ from ipcausal.stats._validate import (
     positive_int,
     seed_from,
 )
+
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 __all__ = ["permutation_test", "lattice_units", "METHODS", "paper_compat_pvalue"]
 
@@ -188,41 +191,29 @@ def _mc_counts(a: np.ndarray, signs: np.ndarray, n_resamples: int, seed: int,
     ``a``: positive magnitudes (largest 1), ``signs``: their signs, ``k``: integer lattice
     units of ``a`` or ``None``.  The magnitudes are sorted first (the stream assigns bit j of
     word i to the (64 i + j)-th smallest), so the result does not depend on the input order.
-    Lattice data with few distinct values go to the popcount kernel (exact integer
-    comparisons), the rest to the AVX-512 kernel where the CPU has it (``simd=None``; ``False``
-    forces the portable byte-table kernel).  ``threads``: 1 forces the serial path, 2+ the
-    parallel one; ``None`` picks by the amount of work.
+    Lattice data with few distinct values go to the popcount kernels (exact integer
+    comparisons), the rest to the table kernels.  Which kernel (AVX-512 or portable) and how many
+    threads: :func:`ipcausal.stats._threads.plan` (measured per CPU); ``simd`` ``True``/``False``
+    forces the AVX-512 / portable kernel, ``threads`` 1 the serial path and 2+ the parallel one.
+    Every choice gives the same counts.
     """
-    if simd is None:
-        simd = _simd()
     order = np.argsort(a, kind="stable")
     a_s = np.ascontiguousarray(a[order])
     m = a_s.size
     n_words = (m + 63) // 64
     segs = lattice_segments(k, signs, order, n_words)
     if segs is not None:
-        seg_w, seg_m, seg_v, total, t_int = segs
-        work = (seg_w.size + n_words) * n_resamples // 2  # segments cost about half a word
-        if simd:
-            parallel = use_threads(work, threads, PARALLEL_MIN_WORDS_SIMD)
-            kern = K.mc_counts_popcount_simd_parallel if parallel else K.mc_counts_popcount_simd
-            return kern(K.segment_starts(seg_w, n_words), seg_m, seg_v, n_words, total, t_int,
-                        n_resamples, seed)
-        parallel = use_threads(work, threads, PARALLEL_MIN_WORDS)
-        kern = K.mc_counts_popcount_parallel if parallel else K.mc_counts_popcount
-        return kern(seg_w, seg_m, seg_v, n_words, total, t_int, n_resamples, seed)
+        return lattice_counts(segs, n_words, n_resamples, seed,
+                              plan("lattice", n_words * n_resamples, threads=threads, simd=simd))
     t_obs = float(np.dot(signs, a))
     eps = _REL_TOL * float(a_s.sum())
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
-    if simd:
+    pl = plan("continuous", n_words * n_resamples, threads=threads, simd=simd)
+    if pl.simd:
         tab, n_words = K.nibble_tables(a_s)
-        parallel = use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS_SIMD)
-        kern = K.mc_counts_simd_parallel if parallel else K.mc_counts_simd
-    else:
-        tab, n_words = K.word_tables(a_s)
-        parallel = use_threads(n_words * n_resamples, threads, PARALLEL_MIN_WORDS)
-        kern = K.mc_counts_table_parallel if parallel else K.mc_counts_table
-    return kern(tab, n_words, *bounds, n_resamples, seed)
+        return run(pl, K.mc_counts_simd, K.mc_counts_simd_parallel, tab, n_words, *bounds, n_resamples, seed)
+    tab, n_words = K.word_tables(a_s)
+    return run(pl, K.mc_counts_table, K.mc_counts_table_parallel, tab, n_words, *bounds, n_resamples, seed)
 
 
 _simd = simd_ok  # whether the AVX-512 kernels run here (cached; :func:`ipcausal.stats.fused.simd_ok`)
@@ -377,28 +368,27 @@ def permutation_test(
             p = _exact_lattice(k, signs, alternative)
             return SignFlipResult(pvalue=p, method="exact-lattice", n_resamples=None, pvalue_se=0.0, **common,
                                   **interval("lattice", k, p))
-        counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
+        if m <= _small.ENUMERATION_N:  # numpy, bit-identical: spares a short run numba's first dispatch
+            counts = _small.enumeration_counts(a, m, t_obs, eps)
+        else:
+            counts = K.exact_enumeration_counts(K.byte_tables(a), m, t_obs, eps)
         p = _pick(counts, alternative) / float(1 << m)
         return SignFlipResult(pvalue=p, method="exact-enumeration", n_resamples=None, pvalue_se=0.0, **common,
                               **interval("exact", k, p))
 
     stream = seed()
-    from ipcausal.stats.intervals import SubsetLaw
-
     bounds = (abs(t_obs) - eps, t_obs - eps, t_obs + eps)
-    simd = _simd()
-    counts, data = counts_and_law(x, a, signs, k, bounds, n_resamples, stream, simd)  # p and interval: one pass
-    if counts is None:  # lattice data on AVX-512: the popcount kernel's exact integer counts
-        counts = _mc_counts(a, signs, n_resamples, stream, k=k, simd=simd)
-    law = SubsetLaw("monte-carlo-inversion", scale, n, float(data["y"].mean()), data)
+    simd = None if _simd() else False  # None: the measured choice (AVX-512 allowed)
+    j = math.floor((1.0 - level) * (n_resamples + 1) - 1) + 1  # the interval's ends: j-th order statistics
+    counts, ends = counts_and_ends(x, a, signs, k, bounds, n_resamples, stream, simd, j)  # p and interval: one pass
     b = _pick(counts, alternative)
     p = (b + 1) / (n_resamples + 1)
     se = math.sqrt(p * (1 - p) / (n_resamples + 1))
-    lo, hi = law.interval(level)
+    lo, hi = (-math.inf, math.inf) if ends is None else (ends[1] * scale, ends[0] * scale)
     if alternative == "two-sided":
         lo, hi = agree_at_zero(lo, hi, p, 1.0 - level, 1e-9 * scale)
     return SignFlipResult(pvalue=p, method="monte-carlo", n_resamples=n_resamples, pvalue_se=se, seed=stream,
-                          **common, ci_low=lo, ci_high=hi, ci_method=law.kind)
+                          **common, ci_low=lo, ci_high=hi, ci_method="monte-carlo-inversion")
 
 
 def paper_compat_pvalue(d: np.ndarray, *, n_resamples: int = 1000, rng: Any = None) -> float:

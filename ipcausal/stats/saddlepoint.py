@@ -31,7 +31,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special as _special
+
+from ipcausal._lazy import lazy_module
+
+_special = lazy_module("scipy.special")  # imported on first use
 
 __all__ = ["saddlepoint_pvalue", "saddlepoint_tail"]
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special as _special
 
+from ipcausal._lazy import lazy_module
 from ipcausal.stats.results import SignTestResult
 from ipcausal.stats._validate import ALTERNATIVES, as_sample, choice, finite_real, open_unit
+
+_special = lazy_module("scipy.special")  # imported on first use
 
 __all__ = ["sign_test", "sign_tests", "binomial_tail"]
 

@@ -6,11 +6,24 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special as _special
 
-from ipcausal.stats import _kernels as K
+from ipcausal._lazy import lazy_module
+from ipcausal.stats import _bootstrap
 from ipcausal.stats.results import MeanCIResult, PBResult
-from ipcausal.stats._validate import MAX_RESAMPLES, as_array, as_generator, as_sample, mean_sd, open_unit, positive_int
+from ipcausal.stats._validate import (
+    MAX_RESAMPLES,
+    as_array,
+    as_generator,
+    as_sample,
+    choice,
+    mean_sd,
+    open_unit,
+    positive_int,
+    seed_from,
+)
+
+_special = lazy_module("scipy.special")  # imported on first use (mean_ci only)
+K = lazy_module("ipcausal.stats._kernels")  # numba is imported on the first kernel call
 
 #: Largest bootstrap table (resamples x backgrounds x dimensions) kept in memory: 2 GiB of float64.
 MAX_BOOTSTRAP_CELLS = 2**28
@@ -53,6 +66,7 @@ def personalization_bias(
     n_resamples: int = 2000,
     rng: int | np.random.Generator | None = None,
     clusters: Any = None,
+    bootstrap: str = "stream",
 ) -> PBResult:
     """Personalization bias PB(U) = sqrt(E_u ‖f̄(u) − μ(U)‖²) with a bootstrap interval.
 
@@ -76,6 +90,14 @@ def personalization_bias(
     rng : int, numpy.random.Generator or None
     clusters : array_like, shape (n,), optional
         The unit each response belongs to (its prompt); the bootstrap resamples these units.
+    bootstrap : {"stream", "numpy"}
+        Where the resamples' draws come from.  ``"stream"`` (the default; new after 0.1.0): one
+        integer seed is drawn from ``rng`` and a numba kernel draws each resample from its own
+        generator of the counter-based stream (xoshiro256**, :mod:`ipcausal.stats._kernels.bootstrap`),
+        on all threads, with the same result on any number of threads.  ``"numpy"``: the draws of
+        ipcausal 0.1.0 (``rng.integers`` for every resample; slower; kept for one release to
+        reproduce earlier intervals).  The statistic does not depend on it; the interval's ends
+        move by the bootstrap's own Monte Carlo error.
 
     Examples
     --------
@@ -102,13 +124,14 @@ def personalization_bias(
         raise ValueError("`backgrounds` is ragged: it must be a flat sequence of labels, one per value") from None
     if b.shape != (v.shape[0],):
         raise ValueError(f"`backgrounds` must have one label per value ({v.shape[0]}), got shape {b.shape}")
-    if any(isinstance(x, (list, tuple, dict, set, np.ndarray)) for x in b):
+    if any(issubclass(t, (list, tuple, dict, set, np.ndarray)) for t in set(map(type, b.tolist()))):
         raise ValueError("`backgrounds` must be a flat sequence of labels (text or numbers), not of lists")
     level = open_unit(confidence_level, "confidence_level")
     n_resamples = positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
+    bootstrap = choice(bootstrap, "bootstrap", ("stream", "numpy"))
     gen = as_generator(rng)
 
-    labels = sorted({str(x) for x in b})
+    labels = sorted(set(map(str, b.tolist())))
     if len(labels) < 2:
         raise ValueError(f"`backgrounds` must name at least two backgrounds, got {labels}")
     if n_resamples * len(labels) * v.shape[1] > MAX_BOOTSTRAP_CELLS:
@@ -121,7 +144,9 @@ def personalization_bias(
     means = np.stack([g.mean(axis=0) for g in groups])  # (U, dims)
     value = float(_pb(means))
 
-    if clusters is None:
+    if clusters is None and bootstrap == "stream":
+        boot = _bootstrap.within_means([np.ascontiguousarray(g) for g in groups], n_resamples, seed_from(gen))
+    elif clusters is None:
         boot = np.empty((n_resamples, len(labels), v.shape[1]))
         for u, g in enumerate(groups):
             for start, rows in _row_chunks(n_resamples, g.shape[0]):  # the same draws as one big call
@@ -130,7 +155,7 @@ def personalization_bias(
                 K.gather_sums(idx, np.ascontiguousarray(g), sums, 0)
                 boot[start:start + rows, u, :] = sums / g.shape[0]
     else:
-        boot = _cluster_bootstrap(v, lab_idx, len(labels), clusters, n_resamples, gen)
+        boot = _cluster_bootstrap(v, lab_idx, len(labels), clusters, n_resamples, gen, bootstrap)
     dist = _pb(boot)
     dist = dist[np.isfinite(dist)]  # a resample that lost a background entirely says nothing
     lo, hi = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2])
@@ -157,12 +182,22 @@ def _row_chunks(n_resamples: int, width: int) -> list[tuple[int, int]]:
     return [(r, min(step, n_resamples - r)) for r in range(0, n_resamples, step)]
 
 
+def _codes(c: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each label's index among the sorted distinct labels (as text), as ``np.unique(c.astype(str),
+    return_inverse=True)`` gives it, by hashing (no sort of every label)."""
+    text = list(map(str, c.tolist()))
+    index = {v: i for i, v in enumerate(sorted(set(text)))}
+    return np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text)), len(index)
+
+
 def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, clusters: Any, n_resamples: int,
-                       gen: np.random.Generator) -> np.ndarray:
+                       gen: np.random.Generator, bootstrap: str = "stream") -> np.ndarray:
     """Per-background means (B, U, dims) over resamples of whole clusters (drawn with replacement).
 
-    Each cluster is aggregated once (per background: its count and its totals); a resample draws
-    n_c cluster indices (the same draws, in the same order, as one ``gen.integers(0, n_c,
+    Each cluster is aggregated once (per background: its count and its totals).  ``"stream"``: the
+    kernel draws and adds the clusters (:func:`ipcausal.stats._bootstrap.table_sums`).  ``"numpy"``
+    (the former draws): a resample draws n_c cluster indices (the same draws, in the same order, as
+    one ``gen.integers(0, n_c,
     size=(B, n_c))``, taken a block of rows at a time; int32 draws are the same numbers) and adds up
     the drawn clusters' rows (:func:`ipcausal.stats._kernels.gather_sums`) while the table fits in
     cache, else counts the draws per cluster and multiplies by the table (one BLAS product; random
@@ -173,8 +208,7 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
     c = np.asarray(clusters, dtype=object)
     if c.shape != (v.shape[0],):
         raise ValueError(f"`clusters` must have one label per value ({v.shape[0]}), got shape {c.shape}")
-    ids = np.unique(c.astype(str), return_inverse=True)[1].ravel()
-    n_c = int(ids.max()) + 1
+    ids, n_c = _codes(c)
     dims = v.shape[1]
     table = np.zeros((n_c, n_labels * (1 + dims)))  # per cluster: counts of each background, then totals
     for u in range(n_labels):
@@ -182,6 +216,19 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
         table[:, u] = np.bincount(ids[mask], minlength=n_c)
         for d in range(dims):
             table[:, n_labels + u * dims + d] = np.bincount(ids[mask], weights=v[mask, d], minlength=n_c)
+    if bootstrap == "stream":
+        sums = _bootstrap.table_sums(table, n_resamples, seed_from(gen))
+    else:
+        sums = _numpy_sums(table, n_resamples, gen)
+    count = sums[:, :n_labels]
+    total = sums[:, n_labels:].reshape(n_resamples, n_labels, dims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count[:, :, None]
+
+
+def _numpy_sums(table: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
+    """The former draws: ``gen.integers(0, n_c, size=(B, n_c))`` a block of rows at a time, added up."""
+    n_c = table.shape[0]
     sums = np.empty((n_resamples, table.shape[1]))
     small = n_c < 2**31 and table.nbytes <= _CACHE_BYTES  # gather from a cached table, else count + BLAS
     for start, rows in _row_chunks(n_resamples, n_c):
@@ -190,7 +237,4 @@ def _cluster_bootstrap(v: np.ndarray, lab_idx: np.ndarray, n_labels: int, cluste
             K.gather_sums(idx, table, sums, start)
         else:
             sums[start:start + rows] = K.draw_counts(idx, n_c) @ table
-    count = sums[:, :n_labels]
-    total = sums[:, n_labels:].reshape(n_resamples, n_labels, dims)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return total / count[:, :, None]
+    return sums

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ipcausal.outcomes import directed
 from ipcausal.pairs import PairSet
 from ipcausal.study.prepare import (
     PREPARE_KEYS,
@@ -39,7 +40,7 @@ from ipcausal.study.prepare import (
 from ipcausal.study.record import Counts, RunRecord, dropped_by_reason, write_outputs
 
 __all__ = ["CaseResult", "PreparedCase", "prepare_case", "run_case", "run_case_sequential", "run_demo",
-           "max_tokens_for", "case_test_options"]
+           "max_tokens_for", "case_test_options", "unscored_report"]
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def run_case(
     ('Echo chamber: the user states a true vs a false belief', 8)
     """
     from ipcausal.backends.base import Backend
-    from ipcausal.scoring import score_pairs
+    from ipcausal.scoring import NoScorablePairs, score_pairs
     from ipcausal.study.run import run, summarize
     from ipcausal.study.test import MonteCarloResolutionWarning, test
 
@@ -142,24 +143,31 @@ def run_case(
     summary = summarize(answered)
     t_run = time.perf_counter() - t0
 
-    scored = score_pairs(answered, made, unparseable=prepared.unparseable)
-    options, cue_note = prepared.test_options(scored.pairs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
-        if samples >= 2:
-            # r sampled answers per side: the free-text test of Definition 1, no m0 threshold
-            report = _distribution_report(scored.pairs, made, seed)
-        else:
-            report = test(scored.pairs, rng=seed, cluster=prepared.cluster, **options)
+    try:
+        scored = score_pairs(answered, made, unparseable=prepared.unparseable)
+    except NoScorablePairs as exc:  # nothing to test: the responses and the reason are still written
+        scored = None
+        score_counts, dropped, desc = exc.counts, exc.dropped, exc.scorer or made.describe()
+        report = unscored_report(case, score_counts, desc)
+    else:
+        score_counts, dropped, desc = scored.counts, scored.dropped, scored.scorer
+        options, cue_note = prepared.test_options(scored.pairs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MonteCarloResolutionWarning)  # kept in the report's warnings
+            if samples >= 2:
+                # r sampled answers per side: the free-text test of Definition 1, no m0 threshold
+                report = _distribution_report(scored.pairs, made, seed)
+            else:
+                report = test(scored.pairs, rng=seed, cluster=prepared.cluster, **options)
     counts = Counts(pairs=len(ps), requested=summary.requested, completed=summary.completed,
-                    from_cache=summary.from_cache, failed=summary.failed, unparseable=scored.counts["unparseable"],
-                    excluded=len(ps) - scored.counts["scored"], scored=scored.counts["scored"])
+                    from_cache=summary.from_cache, failed=summary.failed, unparseable=score_counts["unparseable"],
+                    excluded=len(ps) - score_counts["scored"], scored=score_counts["scored"])
     settings = {
         "model": str(getattr(backend, "model", "?")),
         "backend": str(getattr(backend, "kind", "?")),
         "generation": config.to_dict(),
         "pairs from": prepared.label,
-        "scorer": scored.scorer,
+        "scorer": desc,
         "unparseable policy": prepared.unparseable,
         "seed": seed,
         "run seconds": round(t_run, 1) if earlier is None or summary.from_cache < summary.completed else earlier,
@@ -169,19 +177,47 @@ def run_case(
         settings["rerun seconds (from cache)"] = round(t_run, 1)
     if not prepared.given:
         settings.update(prepared.source.settings)
-    if cue_note:
+    if scored is not None and cue_note:
         settings["per-cue rows"] = cue_note
     files: dict[str, str] = {}
     if outdir is not None:
         seconds = {"run": settings["run seconds"]}
         if "rerun seconds (from cache)" in settings:
             seconds["rerun (from cache)"] = settings["rerun seconds (from cache)"]
-        record = RunRecord(case.title, counts, dropped_by_reason(scored), settings, seconds, summary.cost)
-        files = write_outputs(outdir, report, record, responses=answered, scored=scored.pairs, dropped=scored.dropped,
+        record = RunRecord(case.title, counts, dropped_by_reason(dropped), settings, seconds, summary.cost)
+        files = write_outputs(outdir, report, record, responses=answered,
+                              scored=scored.pairs if scored is not None else None, dropped=dropped,
                               meta={"case": case.name, "title": case.title, "counts": counts.to_dict(),
                                     "settings": settings})
-    return CaseResult(case.name, case.title, scored.pairs, report, counts, settings, files,
-                      complete=summary.failed == 0)
+    return CaseResult(case.name, case.title, scored.pairs if scored is not None else answered.head(0), report, counts,
+                      settings, files, complete=summary.failed == 0 and scored is not None)
+
+
+def unscored_report(case: Any, counts: dict[str, int], scorer: str) -> Any:
+    """The Report of a run that scored no pair: no groups, and a warning that says why.
+
+    Examples
+    --------
+    >>> r = unscored_report("echo", {"requested": 6, "scored": 0, "unparseable": 6}, "mcq")
+    >>> r.groups, r.warnings[0][:60]
+    ((), 'no pair could be scored: 6 of 6 pairs had an answer the scor')
+    """
+    from ipcausal.cases.registry import get_case
+    from ipcausal.study.results import Report
+
+    case = get_case(case)
+    n = int(counts.get("requested", 0))
+    parts = [f"{counts[k]} {what}" for k, what in (("unparseable", "unparseable"), ("missing", "without a response"),
+                                                   ("failed", "whose judge failed")) if counts.get(k)]
+    unread = int(counts.get("unparseable", 0))
+    lead = (f"{unread} of {n} pairs had an answer the scorer ({scorer}) could not read" if unread
+            else f"none of the {n} pairs had both answers")
+    why = (f"no pair could be scored: {lead} ({', '.join(parts) or 'none scored'}); nothing was tested — "
+           "`ipcausal failures OUT` lists the replies")
+    tests = case.tests
+    return Report(groups=(), outcome=case.outcome.name, alpha=tests.alpha, correction=tests.correction,
+                  method="not run", m0=tests.m0 if not directed(case.outcome.name) else None, paper_compat=False,
+                  null_hypothesis="not tested: no pair could be scored", direction="", warnings=(why,))
 
 
 def _outdir(out: Any) -> Path | None:

@@ -1,6 +1,6 @@
 """Validate a case before anyone trusts it (``ipcausal check-case NAME``, SPEC §10).
 
-:func:`check_case` runs five checks on a :class:`~ipcausal.cases.Case` and returns a frozen
+:func:`check_case` runs seven checks on a :class:`~ipcausal.cases.Case` and returns a frozen
 :class:`CaseCheck` with each check's verdict and the reason in words:
 
 ============  ====================================================================================
@@ -24,6 +24,12 @@ check         passes when
               when P(Binomial(R, α) ≥ k) < 0.01
 ``power``     :func:`ipcausal.power` solves for the pairs per background pair that reach power
               0.8 at the case's α (Bonferroni over its background pairs) for ``tests.smallest_effect``
+``fluency``   every style twin (uk/us, aae, esl) reads within its threshold of its source under the
+              local model (:mod:`ipcausal.study.checkfluency`); skipped, and shown as ``skip``, without
+              style twins or without the local model
+``reads``     (with a ``backend``) the case's scorer reads at least 80 % of the replies a real model
+              gives to the first few pairs (:func:`ipcausal.study.checkread.read_check`); a failure
+              shows the replies it could not read.  Without a backend it is skipped (``skipped``)
 ============  ====================================================================================
 
 The placebo runs score the simulator's answers with the simulator's own scorer (its answers are
@@ -43,21 +49,24 @@ from ipcausal.pairs import PairSet
 __all__ = ["check_case", "CaseCheck", "CheckItem", "CHECKS"]
 
 #: The checks of :func:`check_case`, in order.
-CHECKS: tuple[str, ...] = ("card", "pairs", "generator", "placebo", "power")
+CHECKS: tuple[str, ...] = ("card", "pairs", "generator", "placebo", "power", "fluency", "reads")
 _TARGET_POWER = 0.8
 _PLACEBO_FLOOR = 0.01
 
 
 @dataclass(frozen=True)
 class CheckItem:
-    """One check's verdict: ``name`` (one of :data:`CHECKS`), ``passed`` and the ``reason`` in words."""
+    """One check's verdict: ``name`` (one of :data:`CHECKS`), ``passed``, the ``reason`` in words, and
+    ``skipped`` (the check did not run, and the reason says why: it is not a pass; it does not fail
+    the case, and the table says ``skip``)."""
 
     name: str
     passed: bool
     reason: str
+    skipped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "reason": self.reason}
+        return {"name": self.name, "passed": self.passed, "reason": self.reason, "skipped": self.skipped}
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,8 @@ class CaseCheck:
     def __str__(self) -> str:
         lines = [f"check-case {self.case}: {'PASSED' if self.passed else 'FAILED (' + ', '.join(self.failed) + ')'}"]
         width = max(len(c.name) for c in self.checks)
-        lines += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name.ljust(width)}  {c.reason}" for c in self.checks]
+        lines += [f"  {'skip' if c.skipped else 'ok  ' if c.passed else 'FAIL'}  {c.name.ljust(width)}  {c.reason}"
+                  for c in self.checks]
         return "\n".join(lines) + "\n"
 
 
@@ -230,8 +240,24 @@ def _power(case: Any, pairs: PairSet) -> tuple[CheckItem, int | None]:
     return CheckItem("power", True, reason), res.n
 
 
-def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 20, rng: int = 0) -> CaseCheck:
-    """Check that a case is fit to be run: its card, its pairs, its generator, its size and its power.
+def _reads(case: Any, pairs: PairSet | None, backend: Any, n_pairs: int, seed: int, *, given: bool) -> CheckItem:
+    """The ``reads`` step (:mod:`ipcausal.study.checkread`), or why it was not run."""
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
+        raise ValueError(f"`read_pairs` must be an integer >= 1, got {n_pairs!r}")
+    if backend is None:
+        return CheckItem("reads", True, "not run: no backend given (ipcausal check-case sends a few pairs to the "
+                                        "local model unless --backend none)", skipped=True)
+    if pairs is None:
+        return CheckItem("reads", False, "not run: no pairs")
+    from ipcausal.study.checkread import read_check
+
+    got = read_check(case, backend, pairs, given=given, n_pairs=n_pairs, seed=seed)
+    return CheckItem("reads", got.passed, got.reason)
+
+
+def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 20, rng: int = 0,
+               fluency: bool | None = None, backend: Any = None, read_pairs: int = 5) -> CaseCheck:
+    """Check that a case is fit to be run: its card, pairs, generator, size, power, twins' fluency and reader.
 
     Parameters
     ----------
@@ -244,6 +270,14 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
         A-vs-A runs on the simulator (>= 1), one simulator seed each.
     rng : int
         The first seed (runs use ``rng``, ``rng + 1``, …); same seed, same verdict.
+    fluency : bool or None
+        The fluency step: ``None`` runs it when the local model is installed, ``False`` skips it,
+        ``True`` requires the model.
+    backend : Backend, optional
+        A real model for the ``reads`` step (``ipcausal check-case`` gives the local model by
+        default); ``None`` skips it.
+    read_pairs : int
+        Pairs the ``reads`` step sends (>= 1).
 
     Returns
     -------
@@ -272,6 +306,8 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
         raise ValueError(f"`rng` must be a non-negative integer, got {rng!r}")
     if pairs is not None and not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet or None, got {type(pairs).__name__}")
+    if fluency is not None and not isinstance(fluency, bool):
+        raise TypeError(f"`fluency` must be True, False or None, got {fluency!r}")
     # the source whose declaration is checked: the full pairs for given ones (when the case has them)
     src = case.full if case.full is not None and (pairs is not None or case.demo is None) else case.demo
     checks = [_card(case, src)]
@@ -292,9 +328,15 @@ def check_case(case: Any, *, pairs: PairSet | None = None, placebo_runs: int = 2
     checks.append(_generator(src))
     needed = None
     if loaded is None:
-        checks += [CheckItem("placebo", False, "not run: no pairs"), CheckItem("power", False, "not run: no pairs")]
+        checks += [CheckItem("placebo", False, "not run: no pairs"), CheckItem("power", False, "not run: no pairs"),
+                   CheckItem("fluency", False, "not run: no pairs")]
     else:
         checks.append(_placebo(case, loaded, placebo_runs, rng))
         item, needed = _power(case, loaded)
         checks.append(item)
+        from ipcausal.study.checkfluency import fluency_step
+
+        ok, skipped, why = fluency_step(loaded, fluency)
+        checks.append(CheckItem("fluency", ok, why, skipped))
+    checks.append(_reads(case, loaded, backend, read_pairs, rng, given=pairs is not None))
     return CaseCheck(case=case.name, checks=tuple(checks), n=0 if loaded is None else len(loaded), pairs_needed=needed)

@@ -13,7 +13,40 @@ from dataclasses import dataclass
 
 from ipcausal.stats.results import Result
 
-__all__ = ["EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo"]
+__all__ = ["MDEInfo", "JudgeAgreement", "HumanInfo", "HumanSource", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo"]
+
+
+@dataclass(frozen=True)
+class MDEInfo(Result):
+    """How blind a group's test was: the minimal detectable effect at ``power`` (0.8) for its n and spread.
+
+    ``effect`` is the smallest |mean Δ| per pair (interval outcomes) — or, for the sign test, the
+    smallest share of untied pairs below m0 — that the group's test detects with probability
+    ``power`` at the per-test ``level`` (``level_name``: α, or α/m for a family of m groups), over
+    ``n`` tested ``unit`` s; ``inf`` when none does at this n.  ``sd`` is the spread it was computed
+    from (the observed standard deviation of the tested differences, per pair, when
+    ``from_observed``) and ``d_z`` = effect / sd the same MDE standardised; ``note`` says how
+    (:func:`ipcausal.study.mde.group_mde`).
+
+    Examples
+    --------
+    >>> from ipcausal.study.results import MDEInfo
+    >>> MDEInfo(effect=0.6, power=0.8, n=30, unit="pairs", level=0.05, level_name="alpha", sd=1.2,
+    ...         from_observed=True, d_z=0.5, test="permutation", note="").effect
+    0.6
+    """
+
+    effect: float
+    power: float
+    n: int
+    unit: str
+    level: float
+    level_name: str
+    sd: float | None
+    from_observed: bool
+    d_z: float | None
+    test: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -220,3 +253,87 @@ class StrataInfo(Result):
     heterogeneity_statistic: float | None
     heterogeneity_n: int
     heterogeneity_note: str = ""
+
+
+@dataclass(frozen=True)
+class JudgeAgreement(Result):
+    """How the judge's scores f agree with people's h for one background, over the labelled pairs.
+
+    ``n`` responses; ``mean_difference`` = mean(h − f) (the judge's bias on this background, on the
+    human scale); ``mean_abs_difference`` = mean |h − f|; ``correlation`` Pearson's r (NaN when
+    either has no spread); ``exact`` the share with h == f.
+    """
+
+    background: str
+    n: int
+    mean_difference: float
+    mean_abs_difference: float
+    correlation: float
+    exact: float
+
+
+@dataclass(frozen=True)
+class HumanInfo(Result):
+    """One group's effect on the human scale (``ipcausal.test(pairs, human=…)``), beside the judge-only one.
+
+    ``estimate`` is mean Δ on the human scale by PPI++ (:func:`ipcausal.stats.ppi.ppi_mean_test`: the
+    judge's Δ on all ``n_units`` units, corrected by its error on the ``n_labelled`` labelled ones;
+    ``lam`` the power-tuned weight) with its ``ci_low``/``ci_high`` at ``confidence_level``, its
+    ``pvalue`` and, after the Report's correction within the model, ``pvalue_adjusted`` and ``reject``;
+    ``unit`` is "pairs" or "clusters" (cluster means).  ``human_*`` is the human-only estimate of the
+    labelled units.  ``judge_effect`` and ``judge_reject`` are the judge-only result of the group.
+    The judge-bias test: ``bias`` = mean over labelled units of (h − f)(b) − (h − f)(a), the
+    difference between the backgrounds of the judge's error, its interval and the sign-flip p
+    ``bias_pvalue`` (H0: the judge's error has the same mean for both backgrounds).  ``agreement``:
+    one :class:`JudgeAgreement` per background.  ``note``: a plain-words line when the judge's bias
+    could explain (or hide) the judge-only verdict, else "".
+    """
+
+    model: str
+    group: str
+    background_a: str
+    background_b: str
+    unit: str
+    n_units: int
+    n_labelled: int
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    pvalue: float
+    pvalue_adjusted: float
+    reject: bool
+    lam: float
+    se: float
+    human_estimate: float
+    human_ci_low: float
+    human_ci_high: float
+    human_pvalue: float
+    judge_effect: float
+    judge_reject: bool
+    bias: float
+    bias_ci_low: float
+    bias_ci_high: float
+    bias_pvalue: float
+    agreement: tuple[JudgeAgreement, ...]
+    null_hypothesis: str
+    bias_null_hypothesis: str
+    method: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class HumanSource(Result):
+    """Where the human scores came from: the file, the pairs labelled and whether they are the package's own
+    seeded draw (``own_draw``; then ``seed``, ``drawn`` and ``population``, and ``same_population``:
+    whether the tested pairs are the ones drawn from); ``assumption`` says in one line what the PPI
+    estimate assumes when they are not."""
+
+    source: str
+    n_labelled: int
+    own_draw: bool
+    seed: int | None = None
+    drawn: int | None = None
+    population: int | None = None
+    same_population: bool | None = None
+    assumption: str = ""

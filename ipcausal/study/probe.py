@@ -32,6 +32,7 @@ from typing import Any
 from ipcausal.backends.base import Backend, GenerationConfig, Request, Response, generate_outcomes, messages_of
 from ipcausal.pairs import PairSet
 from ipcausal._validate import ALTERNATIVES, as_generator, choice, open_unit
+from ipcausal.scoring.read import read_choice
 from ipcausal.stats.binomial import binomial_test
 from ipcausal.stats.results import Result
 
@@ -131,18 +132,13 @@ def _without_label(option: str) -> str:
     return option
 
 
-_EXPLICIT = re.compile(r"(?i:answer|option|choice|letter)\s*(?i:is)?\s*:?\s*(?:\(([A-Za-z])\)|([A-Z])\b)")
-_LONE = re.compile(r"^\W*([A-Za-z])\W*$")
-_LEAD = re.compile(r"^\W*\(?([A-Z])\s*[.):\]]")
-
-
 def parse_choice(answer: str, options: Sequence[str], labels: dict[str, str] | None = None) -> int | None:
     """The index of the option ``answer`` chooses, or ``None`` when it names none or several.
 
-    Read in this order: an explicit "answer/option/choice/letter X"; an answer that is one
-    letter ("B", "(b)", "B."); a leading "B." / "B)" / "(B)"; else the options' names — and
-    their ``labels`` — as whole words (case-insensitive, a longer name before one it
-    contains): exactly one option must be named.
+    The scorers' reader, :func:`ipcausal.scoring.read.read_choice` (an explicit "answer/option/
+    choice/letter X"; one letter in parentheses; an answer that is or starts with one letter, "B",
+    "(b)", "B."; else exactly one option named, by its text or its ``labels``); ``None`` for a
+    reply that is not text.
 
     Examples
     --------
@@ -152,24 +148,7 @@ def parse_choice(answer: str, options: Sequence[str], labels: dict[str, str] | N
     """
     if not isinstance(answer, str):
         return None
-    k = len(options)
-    s = answer.strip()
-    for pattern in (_EXPLICIT, _LONE, _LEAD):
-        m = pattern.search(s)
-        if m:
-            idx = _LETTERS.find(next(g for g in m.groups() if g).upper())
-            return idx if idx < k else None
-    text = " " + re.sub(r"[^a-z0-9]+", " ", answer.lower()) + " "
-    labels = labels or {}
-    names = [(i, str(o)) for i, o in enumerate(options)] + [(i, labels[str(o)]) for i, o in enumerate(options)
-                                                           if labels.get(str(o))]
-    hits = set()
-    for i, raw in sorted(names, key=lambda t: -len(t[1])):
-        name = " " + re.sub(r"[^a-z0-9]+", " ", raw.lower()).strip() + " "
-        if name.strip() and name in text:
-            hits.add(i)
-            text = text.replace(name, " ")
-    return hits.pop() if len(hits) == 1 else None
+    return read_choice(answer, options, labels=labels)
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,10 @@ class RunRecord:
         Timings (``"run"``: the model's time; ``"rerun (from cache)"``).
     cost : float, optional
         The cost of the new tokens, when prices were given.
+    labels : mapping
+        Where the human scores of the run came from (``ipcausal test --human``):
+        :meth:`ipcausal.study.human.HumanLabels.provenance` — the file, the pairs labelled, whether they
+        are the package's own seeded draw, its seed, size and population; empty without labels.
 
     Examples
     --------
@@ -163,11 +167,12 @@ class RunRecord:
     settings: Mapping[str, Any] = field(default_factory=dict)
     seconds: Mapping[str, float] = field(default_factory=dict)
     cost: float | None = None
+    labels: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.title is not None and not isinstance(self.title, str):
             raise TypeError(f"`title` must be a string or None, got {type(self.title).__name__}")
-        for name in ("counts", "dropped", "settings", "seconds"):
+        for name in ("counts", "dropped", "settings", "seconds", "labels"):
             object.__setattr__(self, name, _frozen(getattr(self, name), name))
         unknown = sorted(set(self.dropped) - set(DROP_REASONS))
         if unknown:
@@ -182,7 +187,7 @@ class RunRecord:
         """Plain JSON-ready values."""
         return json.loads(json.dumps({"title": self.title, "counts": dict(self.counts), "dropped": dict(self.dropped),
                                       "settings": dict(self.settings), "seconds": dict(self.seconds),
-                                      "cost": self.cost}, default=str))
+                                      "cost": self.cost, "labels": dict(self.labels)}, default=str))
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunRecord:
@@ -190,7 +195,7 @@ class RunRecord:
         if not isinstance(d, Mapping):
             raise TypeError(f"a run record must be a JSON object, got {type(d).__name__}")
         return cls(d.get("title"), d.get("counts") or {}, d.get("dropped") or {}, d.get("settings") or {},
-                   d.get("seconds") or {}, d.get("cost"))
+                   d.get("seconds") or {}, d.get("cost"), d.get("labels") or {})
 
     @classmethod
     def from_score_counts(cls, counts: Mapping[str, int], *, scorer: str | None = None,
@@ -234,8 +239,8 @@ class RunRecord:
 
 
 def dropped_by_reason(result: Any) -> dict[str, int]:
-    """The pairs a :class:`~ipcausal.scoring.ScoreResult` left out, by reason (a pair with two: the first
-    of :data:`DROP_REASONS`, as its status says).
+    """The pairs a :class:`~ipcausal.scoring.ScoreResult` (or its ``dropped`` frame) left out, by reason (a
+    pair with two: the first of :data:`DROP_REASONS`, as its status says).
 
     Examples
     --------
@@ -247,7 +252,7 @@ def dropped_by_reason(result: Any) -> dict[str, int]:
     >>> dropped_by_reason(score_pairs(ps, "choice"))
     {'missing': 1, 'unparseable': 1}
     """
-    frame = result.dropped
+    frame = getattr(result, "dropped", result)
     if len(frame) == 0:
         return {}
     if "similarity_status" in frame.columns:

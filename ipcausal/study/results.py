@@ -30,9 +30,10 @@ from ipcausal.stats.results import (
 )
 from ipcausal._jsonio import json_ready, write_json
 from ipcausal.study._schema import load_json, upgrade, version_of
-from ipcausal.study.parts import AuditInfo, CueEffect, EquivalenceInfo, OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo
+from ipcausal.study.parts import (AuditInfo, CueEffect, EquivalenceInfo, HumanInfo, HumanSource, JudgeAgreement, MDEInfo,
+                                  OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo)
 
-__all__ = ["GroupResult", "Report", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
+__all__ = ["GroupResult", "Report", "MDEInfo", "HumanInfo", "HumanSource", "JudgeAgreement", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
            "StrataInfo", "SCHEMA",
            "SCHEMA_VERSION", "UNKNOWN_MODEL", "load_json"]
 
@@ -98,6 +99,7 @@ class GroupResult(Result):
     equivalence: EquivalenceInfo | None = None
     sequential: SequentialInfo | None = None
     ci_method: str = ""
+    mde: MDEInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,10 @@ class Report(Result):
     (pairs available and sent, requests of the full design and sent, why it stopped, 1/α …).
     ``trend`` holds one :class:`TrendInfo` per model when the test was given ``Design(trend=[level, …])``
     and ``strata`` one :class:`StrataInfo` per model and group when it was given ``Design(strata=COLUMN)``
-    (both empty otherwise; files written before them read back with them empty).
+    (both empty otherwise; files written before them read back with them empty).  ``human`` holds
+    one :class:`HumanInfo` per group when the test was given human scores (``human=``: the effect on
+    the human scale by PPI++, the judge's agreement and its bias by background) and ``human_source``
+    where they came from (empty and ``None`` otherwise).
     """
 
     groups: tuple[GroupResult, ...]
@@ -133,6 +138,8 @@ class Report(Result):
     audit: AuditInfo | None = None
     trend: tuple[TrendInfo, ...] = ()
     strata: tuple[StrataInfo, ...] = ()
+    human: tuple[HumanInfo, ...] = ()
+    human_source: HumanSource | None = None
 
     @property
     def ip_detected(self) -> bool:
@@ -159,6 +166,8 @@ class Report(Result):
                            equivalence_ci_low=e.ci_low, equivalence_ci_high=e.ci_high)
             if g.sequential is not None:
                 row.update(asdict(g.sequential))
+            if g.mde is not None:  # the minimal detectable effect at power 0.8
+                row.update(mde=g.mde.effect, mde_d_z=g.mde.d_z)
             d = g.detail
             row["method"] = d.method
             row["alternative"] = d.alternative
@@ -262,7 +271,7 @@ def _float(v: Any) -> float:
 
 _HINTS: dict[type, dict[str, Any]] = {}
 #: GroupResult fields that are not columns of :meth:`Report.to_frame` (the parts are flattened).
-_NOT_COLUMNS = ("detail", "data", "null", "equivalence", "sequential")
+_NOT_COLUMNS = ("detail", "data", "null", "equivalence", "sequential", "mde")
 
 
 def _build(cls: type, d: dict[str, Any]) -> Any:

@@ -40,6 +40,8 @@ from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import known_bound, mean_interval, validate_margin, verdict, with_equivalence
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
+from ipcausal.study.humanppi import human_report
+from ipcausal.study.mde import group_mde
 from ipcausal.study.options import Design, check_alternative, check_m0, given
 from ipcausal.study.ordered import design_parts, validate_design
 from ipcausal.study.results import GroupResult, Report
@@ -309,6 +311,7 @@ def test(
     cluster: str | None = None,
     margin: float | None = None,
     design: Design | None = None,
+    human: Any = None,
 ) -> Report:
     """Test every background pair for implicit personalization and correct for multiplicity.
 
@@ -372,6 +375,15 @@ def test(
         mean Δ is then the betting interval, valid for every distribution; without it — and
         without the ``bound`` column the score step writes — it is the shift interval;
         ``GroupResult.ci_method`` says which).
+    human : HumanLabels, path or table, optional
+        Human scores of a uniformly random subset of the pairs (``pair_id, human_i, human_j``: a
+        ``LABELS.csv``, the rating sheet of ``ipcausal validate sample`` with its key, a DataFrame, or
+        :func:`ipcausal.study.human.read_human`'s labels), for an interval outcome on the same scale as
+        the scores.  Adds ``Report.human``: per group, the effect on the human scale by
+        prediction-powered inference (PPI++; :mod:`ipcausal.study.humanppi`) beside the judge-only
+        result, the human-only estimate, the judge's agreement with people per background and a test
+        of the judge's bias by background; ``Report.human_source`` says whether the labels are the
+        package's own seeded draw, and a warning states what the estimate assumes when they are not.
 
     Repeated samples: with ``scores_i``/``scores_j`` columns (``ipcausal score`` writes them when the
     run kept ``samples_i``/``samples_j``), Δ = mean(scores_j) − mean(scores_i) per pair (the sums when
@@ -403,9 +415,13 @@ def test(
     levels, strata = validate_design(ps, dz)
     gen = as_generator(rng)
     raw = []
-    for g in groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"):
+    gs = list(groups(ps, st.outcome, cluster=st.cluster, order=st.order, one_sided=st.alternative != "two-sided"))
+    family = {m: sum(g.model == m for g in gs) for m in {g.model for g in gs}}
+    for g in gs:
         r = test_group(g, st, gen)
-        raw.append(with_equivalence(r, g, st, gen) if st.margin is not None else r)
+        r = with_equivalence(r, g, st, gen) if st.margin is not None else r
+        raw.append(replace(r, mde=group_mde(g, r.detail, alpha=st.alpha, correction=st.correction,
+                                            m=family[g.model], alternative=st.alternative)))
     omnibus: dict[str, Any] = {}
     if st.correction in JOINT_CORRECTIONS:
         results, omnibus = correct_joint(ps, st, raw, gen)
@@ -428,12 +444,16 @@ def test(
                    alternative=alternative, cluster=cluster,
                    design=Design(outcome=st.outcome, order=dz.order, bound=dz.bound))
     trend_part, strata_part = design_parts(ps, levels, strata, st, results, gen, test, per_cue)
+    human_part, source = human_report(ps, results, human, outcome=st.outcome, alpha=st.alpha,
+                                      correction=st.correction, alternative=st.alternative, cluster=st.cluster, rng=gen)
+    if source is not None and source.assumption:
+        warn.append(f"human scores: {source.assumption}")
     return Report(
         groups=tuple(results), outcome=st.outcome, alpha=st.alpha, correction=st.correction, method=st.method,
         m0=st.m0 if not directed(st.outcome) else None, paper_compat=st.paper_compat,
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
         warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
-        trend=trend_part, strata=strata_part,
+        trend=trend_part, strata=strata_part, human=human_part, human_source=source,
     )
 
 

@@ -10,7 +10,7 @@ import unicodedata
 from typing import Any
 from ipcausal.outcomes import is_distribution, is_interval
 
-__all__ = ["format_text", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
+__all__ = ["format_text", "mde_text", "dz_text", "human_table", "human_source_line", "format_p", "text_table", "display_width", "effect_name", "outcome_words", "clean_zero",
            "named_direction", "PB_NOTE", "trend_line", "strata_table", "extra_lines"]
 
 #: What PB is and is not (printed beside every PB).
@@ -130,6 +130,98 @@ def text_table(rows: list[list[str]], header: list[str]) -> list[str]:
     return out
 
 
+def dz_text(g: Any) -> str:
+    """d_z = mean Δ / sd Δ of a sign-flip group (of the tested units), as text; ``""`` for other tests.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> dz_text(SimpleNamespace(detail=SimpleNamespace(effect_size=0.4321)))
+    '0.43'
+    """
+    d = getattr(getattr(g, "detail", None), "effect_size", None)
+    if d is None or d != d:
+        return ""
+    return f"{clean_zero(float(d)):.2f}"
+
+
+def mde_text(g: Any) -> str:
+    """The minimal detectable effect of a group in words (its :class:`~ipcausal.study.parts.MDEInfo`), or ``""``.
+
+    Examples
+    --------
+    >>> from ipcausal.study.parts import MDEInfo
+    >>> from types import SimpleNamespace
+    >>> m = MDEInfo(effect=0.44, power=0.8, n=25, unit="pairs", level=0.05, level_name="alpha", sd=0.83,
+    ...             from_observed=True, d_z=0.53, test="permutation")
+    >>> mde_text(SimpleNamespace(mde=m))
+    'the test would detect |mean Δ| ≥ 0.44 (d_z = 0.53) with 80 % power (25 pairs, observed sd of Δ 0.83, level 0.05)'
+    """
+    m = getattr(g, "mde", None)
+    if m is None:
+        return ""
+    pct = f"{100 * m.power:.0f} %"
+    level = f"level {m.level:.3g}" + (f" = {m.level_name}" if m.level_name != "alpha" else "")
+    if m.effect != m.effect:  # NaN
+        return f"minimal detectable effect {m.note}"
+    if m.effect == float("inf"):
+        return f"no effect is detectable with {pct} power at {m.n} {m.unit} ({level}): more pairs are needed"
+    if m.test == "sign":
+        return (f"the test would detect a share of {m.unit} below m0 of {m.effect:.3g} or more (H0: 0.5) with {pct} "
+                f"power ({m.n} {m.unit}, {level})")
+    spread = f"{'observed' if m.from_observed else 'assumed'} sd of Δ {m.sd:.3g}"
+    return (f"the test would detect |mean Δ| ≥ {m.effect:.3g} (d_z = {m.d_z:.2f}) with {pct} power "
+            f"({m.n} {m.unit}, {spread}, {level})")
+
+
+def human_table(report: Any, model: str | None = None) -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, rows, notes) of the human-scale table (``Report.human``) of one model (all with ``None``).
+
+    One row per group: the labelled units, mean Δ on the human scale by PPI++ with its 95 % interval,
+    adjusted p and verdict, the human-only estimate, the judge-only mean Δ, and the test of the judge's
+    bias by background; the notes give the judge's agreement with people per background and the
+    plain-words line where the judge's bias could explain (or hide) the judge-only verdict.
+    """
+    rows, notes = [], []
+    for h in getattr(report, "human", ()):
+        if model is not None and h.model != model:
+            continue
+        rows.append([h.group if model is not None else f"{h.model}: {h.group}", f"{h.n_labelled} of {h.n_units}",
+                     f"{clean_zero(h.estimate):.4g}", f"[{h.ci_low:.4g}, {h.ci_high:.4g}]", format_p(h.pvalue_adjusted),
+                     "yes" if h.reject else "no", f"{clean_zero(h.human_estimate):.4g} [{h.human_ci_low:.4g}, "
+                     f"{h.human_ci_high:.4g}]", f"{h.judge_effect:.4g} ({'rejected' if h.judge_reject else 'not rejected'})",
+                     f"{h.bias:+.3g} [{h.bias_ci_low:.3g}, {h.bias_ci_high:.3g}]", format_p(h.bias_pvalue)])
+        for a in h.agreement:
+            r = "n/a" if a.correlation != a.correlation else f"{a.correlation:.2f}"
+            notes.append(f"{h.group}, judge vs people on {a.background} ({a.n} responses): mean h − f = "
+                         f"{a.mean_difference:+.3g}, mean |h − f| = {a.mean_abs_difference:.3g}, r = {r}, "
+                         f"exact {100 * a.exact:.0f} %")
+        if h.note:
+            notes.append(f"{h.group}: {h.note}")
+    header = ["pair", f"labelled {report.human[0].unit if getattr(report, 'human', ()) else 'pairs'}",
+              "mean Δ, human scale (PPI++)", "95% CI", "p adj", "reject", "human only [95% CI]", "judge only",
+              "judge bias, b − a [95% CI]", "bias p"]
+    return header, rows, notes
+
+
+def human_source_line(report: Any) -> str:
+    """Where the human scores came from, in one line ("" without them).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from ipcausal.study.parts import HumanSource
+    >>> human_source_line(SimpleNamespace(human_source=HumanSource("s.csv", 60, True, 0, 60, 200, True)))
+    "human scores: s.csv, 60 pairs labelled, the package's own seeded draw (seed 0, 60 of 200 pairs)"
+    """
+    src = getattr(report, "human_source", None)
+    if src is None:
+        return ""
+    what = (f"the package's own seeded draw (seed {src.seed}, {src.drawn} of {src.population} pairs)" if src.own_draw
+            else "not the package's own draw")
+    return f"human scores: {src.source}, {src.n_labelled} pairs labelled, {what}"
+
+
 def format_text(report: Any) -> str:
     """The report as a plain-text table that states H0, the direction and the verdict."""
     lines: list[str] = []
@@ -149,22 +241,33 @@ def format_text(report: Any) -> str:
             effect_value = clean_zero(g.effect, g.ci_low, g.ci_high)
             rows.append([g.group, n, g.detail.method, f"{effect_value:.4g}", f"[{g.ci_low:.4g}, {g.ci_high:.4g}]",
                          format_p(g.pvalue), format_p(g.pvalue_adjusted), "yes" if g.reject else "no"])
+            if is_interval(report.outcome):
+                rows[-1].insert(4, dz_text(g))
             if report.margin is not None:
                 rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
         effect = effect_name(report)
         kinds = {interval_kind(getattr(g, "ci_method", ""))[0] for g in fam}
         header = ["pair", "n", "method", effect, f"95% {kinds.pop() if len(kinds) == 1 else 'CI'}", "p", "p adj",
                   "reject"]
+        if is_interval(report.outcome):
+            header.insert(4, "d_z")
         if report.margin is not None:
             header.append(f"|Δ| < {report.margin:g}?")
         lines += ["  " + s for s in text_table(rows, header)]
         notes = sorted({interval_kind(getattr(g, "ci_method", ""))[1] for g in fam} - {""})
         lines += [f"  ({n})" for n in notes]
+        for g in fam:  # how blind each non-rejection was
+            if not g.reject and mde_text(g):
+                lines.append(f"  {g.group}: not rejected; minimal detectable effect: {mde_text(g)}")
         joint = report.omnibus.get(model) if report.omnibus else None
         if joint:
             lines.append(f"  joint test, no background matters (prompt labels permuted, {joint.method}): "
                          f"p = {format_p(joint.pvalue)}")
         lines += ["  " + s for s in extra_lines(report, model)]
+        header, hrows, hnotes = human_table(report, model)
+        if hrows:
+            lines.append("  effect on the human scale (prediction-powered inference with the people's scores):")
+            lines += ["  " + s for s in text_table(hrows, header)] + ["  " + n for n in hnotes]
         pb = report.pb.get(model)
         if pb is not None:
             means = ", ".join(f"{k}={v:.4g}" for k, v in pb.means.items())
@@ -176,6 +279,8 @@ def format_text(report: Any) -> str:
             shown = all(g.equivalence is not None and g.equivalence.verdict == "equivalent" for g in fam)
             lines.append(f"  no IP shown (every |mean Δ| < {report.margin:g} by TOST at α): {'YES' if shown else 'no'}")
         lines.append("")
+    if human_source_line(report):
+        lines.append(human_source_line(report))
     for w in report.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines).rstrip() + "\n"

@@ -13,6 +13,7 @@ import pytest
 
 from ipcausal.builders.questions import build_questions, read_questions
 from ipcausal.cli import main
+from ipcausal.interventions.fluency import fluency_available
 
 QUESTIONS = [
     "What do you put in the trunk of a car before a long drive?",
@@ -38,9 +39,9 @@ QUESTIONS = [
 ]
 
 
-def _ambiguous(word: str, new: str) -> str:
-    return (f"only ambiguous markers: '{word}' (→ {new}); swap them with --allow {word} (Python: allow=[...]) "
-            "where that reading is the one meant")
+def _undecided(word: str, new: str, why: str = "no cue of either sense in the sentence") -> str:
+    return (f"only markers whose sense could not be read here: '{word}' (→ {new}: {why}); swap them with "
+            f"--allow {word} (Python: allow=[...]) where that reading is the one meant")
 
 
 @pytest.fixture
@@ -51,69 +52,94 @@ def qfile(tmp_path: Path) -> Path:
 
 
 def test_every_prompt_without_a_pair_says_why(qfile: Path) -> None:
-    res = build_questions(qfile)
+    res = build_questions(qfile, fluency=False)
     reasons = {s.line: s.reason for s in res.skipped}
-    assert reasons[1] == _ambiguous("trunk", "boot")
-    assert reasons[2] == _ambiguous("pants", "trousers")
-    assert reasons[3] == _ambiguous("line", "queue")
-    assert reasons[4] == _ambiguous("candy", "sweets")
     assert reasons[5].startswith("no US marker word found; related lexicon entries: 'subway' (us for uk 'tube')")
-    assert reasons[6] == ("no US marker word found; related lexicon entries: 'french fries' (us for uk 'chips') "
-                          "(a word with two counterparts is never swapped, a phrase only whole)")
     assert reasons[13] == "no US marker word found"
     made = {r["source_line"]: r for r in res.pairs.records()}
     assert set(made) | set(reasons) == set(range(1, 21)) and not set(made) & set(reasons)  # each prompt accounted for
     assert made[8]["x_j"] == "What colour should I paint the walls of my flat?"
     assert all(r["check_problems"] is None for r in made.values())
+    assert res.manifest["settings"]["fluency"] == "off"
 
 
-def test_a_twin_that_keeps_a_source_marker_is_flagged_mixed(qfile: Path) -> None:
-    res = build_questions(qfile)
-    gas = res.pairs.filter(res.pairs["pair_id"] == "q7").records()[0]
-    assert gas["x_j"] == "Where can I buy cheap gas for my lorry?"
-    assert gas["mixed"] == "'gas' (→ petrol; --allow gas)"
-    assert "q7" in res.mixed and "pair q7: mixed: x_j keeps 'gas' (→ petrol; --allow gas)" in res.lines()
-    clean = res.pairs.filter(res.pairs["pair_id"] == "q8").records()[0]
-    assert clean["mixed"] is None
-    allowed = build_questions(qfile, allow=["gas"])
-    assert "q7" not in allowed.mixed
-    assert allowed.pairs.filter(allowed.pairs["pair_id"] == "q7")["x_j"].tolist() == [
-        "Where can I buy cheap petrol for my lorry?"]
+def test_the_marker_sense_is_swapped_without_allow(qfile: Path) -> None:
+    """The sense check reads each ambiguous word in its sentence (issue 29): no --allow needed."""
+    x_j = {r["source_line"]: r["x_j"] for r in build_questions(qfile, fluency=False).pairs.records()}
+    assert x_j[1] == "What do you put in the boot of a car before a long drive?"   # "trunk of a car"
+    assert x_j[2] == "Which trousers should I wear to a job interview?"
+    assert x_j[3] == "How long should I expect to wait in the queue at the post office?"  # "in line at"
+    assert x_j[4] == "What sweets do children like best at a birthday party?"
+    assert x_j[7] == "Where can I buy cheap petrol for my lorry?"   # gas for a truck; "can" is the verb
+    assert x_j[12] == "How often should I check the tyre pressure on my car?"   # "check" is the verb here
+    assert x_j[15] == "Which holiday spots are best for a week in the autumn?"   # "in the fall"
+    assert x_j[16] == "What should I pack in my kid's lunch for the school trip?"
+    new = build_questions(["Can you recommend a good movie for the weekend?", "How can I save money on gas for my truck?",
+                           "Where can I find cheap diapers?"], fluency=False)
+    assert new.pairs["x_j"].tolist() == ["Can you recommend a good film for the weekend?",
+                                         "How can I save money on petrol for my lorry?", "Where can I find cheap nappies?"]
 
 
-def test_allow_swaps_the_named_ambiguous_words_only(qfile: Path) -> None:
-    res = build_questions(qfile, allow=["trunk", "line"])
-    x_j = dict(zip(res.pairs["pair_id"], res.pairs["x_j"]))
-    assert x_j["q1"] == "What do you put in the boot of a car before a long drive?"
-    assert x_j["q3"] == "How long should I expect to wait in queue at the post office?"
-    assert "q2" not in x_j and {s.prompt_id for s in res.skipped} >= {"q2", "q4", "q5", "q6"}
+def test_no_reason_suggests_a_swap_the_sense_check_refuses() -> None:
+    res = build_questions(["Can you help me with my gas bill?", "What do you keep in your trunk?"], fluency=False)
+    refused, undecided = (s.reason for s in res.skipped)
+    assert "--allow" not in refused and "tin" not in refused.split("; 'Can'")[0]
+    assert refused.endswith("'Can' is not a marker here (read as an auxiliary verb (MD) here); "
+                            "'gas' is not a marker here ('gas bill' reads as the other sense)")
+    assert undecided == _undecided("trunk", "boot")
+    # --allow admits a word whose sense could not be read, never one read in its other sense
+    assert build_questions(["What do you keep in your trunk?"], allow=["trunk"], fluency=False).pairs["x_j"].tolist() \
+        == ["What do you keep in your boot?"]
+    allowed = build_questions(["Can you help me with my gas bill?"], allow=["can", "gas"], fluency=False)
+    assert len(allowed.pairs) == 0 and allowed.skipped[0].reason == refused
+    with pytest.raises(ValueError, match=r"`fluency`=True needs the local model") if not fluency_available() else \
+            _no_error():
+        build_questions(["What color?"], fluency=True)
+
+
+class _no_error:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+def test_a_twin_that_keeps_a_source_marker_is_flagged_mixed() -> None:
+    res = build_questions(["Where can I buy gas and a new color printer?"], fluency=False)
+    (rec,) = res.pairs.records()
+    assert rec["x_j"] == "Where can I buy gas and a new colour printer?"
+    assert rec["mixed"] == "'gas' (→ petrol; --allow gas)" and res.mixed == ["q1"]
+    assert "pair q1: mixed: x_j keeps 'gas' (→ petrol; --allow gas)" in res.lines()
+    allowed = build_questions(["Where can I buy gas and a new color printer?"], allow=["gas"], fluency=False)
+    assert allowed.mixed == [] and allowed.pairs["x_j"].tolist() == ["Where can I buy petrol and a new colour printer?"]
+    assert json.loads(rec["edits_j"]) == [[30, 35, "color", "colour"]]  # the record the mitigation reverts
 
 
 def test_the_command_writes_pairs_and_the_reasons(qfile: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "pairs.jsonl"
     assert main(["build", "questions", str(qfile), "--generator", "markers", "--direction", "us-uk",
-                 "--allow", "trunk", "-o", str(out)]) == 0
+                 "--allow", "trunk", "--fluency", "off", "-o", str(out)]) == 0
     err = capsys.readouterr().err
-    assert (f"ipcausal build questions: wrote 12 pairs to {out} from 20 prompts; 8 made no pair (reasons below and "
-            f"in {tmp_path / 'pairs.skipped.jsonl'}); 3 mixed; manifest {tmp_path / 'pairs.manifest.json'}") in err
-    assert "  line 2 (q2): no pair: " + _ambiguous("pants", "trousers") in err
+    assert (f"ipcausal build questions: wrote 18 pairs to {out} from 20 prompts; 2 made no pair (reasons below and "
+            f"in {tmp_path / 'pairs.skipped.jsonl'}); 0 mixed; manifest {tmp_path / 'pairs.manifest.json'}") in err
+    assert "  line 13 (q13): no pair: no US marker word found" in err
     skipped = [json.loads(line) for line in (tmp_path / "pairs.skipped.jsonl").read_text().splitlines()]
-    assert [s["line"] for s in skipped] == [2, 3, 4, 5, 6, 12, 13, 16]
+    assert [s["line"] for s in skipped] == [5, 13]
     manifest = json.loads((tmp_path / "pairs.manifest.json").read_text())
     assert manifest["counts"]["prompts"] == 20 and manifest["settings"]["allow"] == ["trunk"]
     from ipcausal import PairSet
 
-    assert len(PairSet.read(out)) == 12
+    assert len(PairSet.read(out)) == 18
 
 
 def test_the_other_way_round(tmp_path: Path) -> None:
     res = build_questions(["Which colour of lorry does your neighbour drive?",
-                           "Is a fortnight enough for a holiday in the autumn?"], direction="uk-us")
+                           "Is a fortnight enough for a holiday in the autumn?"], direction="uk-us", fluency=False)
     assert res.pairs["x_j"].tolist() == ["Which color of truck does your neighbor drive?",
-                                         "Is a fortnight enough for a holiday in the fall?"]
-    assert [r["mixed"] for r in res.pairs.records()] == [None, "'fortnight' (→ two weeks; --allow fortnight), "
-                                                 "'holiday' (→ vacation; --allow holiday)"]
+                                         "Is a fortnight enough for a vacation in the fall?"]  # a fortnight's holiday
+    assert [r["mixed"] for r in res.pairs.records()] == [None, "'fortnight' (→ two weeks; --allow fortnight)"]
     assert (set(res.pairs["background_i"]), set(res.pairs["background_j"])) == ({"uk"}, {"us"})
 
 
@@ -122,26 +148,31 @@ def test_a_failed_check_names_the_check(qfile: Path, monkeypatch: pytest.MonkeyP
     import ipcausal.interventions as iv
 
     real = iv.check_pair
-    monkeypatch.setattr(iv, "check_pair", lambda x_i, x_j, allowed=(): real(x_i, x_j + " 2", allowed=allowed))
-    res = build_questions(qfile)
+    monkeypatch.setattr(iv, "check_pair", lambda x_i, x_j, allowed=(), fluency=None: real(x_i, x_j + " 2",
+                                                                                         allowed=allowed))
+    res = build_questions(qfile, fluency=False)
     assert len(res.pairs) == 0
     first = next(s for s in res.skipped if s.prompt_id == "q8")
     assert first.reason.startswith("a pair check failed: number: ")
-    flagged = build_questions(qfile, on_problem="flag")
-    assert len(flagged.pairs) == 11 and all("number" in p for p in flagged.pairs["check_problems"])
+    flagged = build_questions(qfile, on_problem="flag", fluency=False)
+    assert len(flagged.pairs) == 18 and all("number" in p for p in flagged.pairs["check_problems"])
 
 
 def test_aae_esl_and_belief(tmp_path: Path) -> None:
-    esl = build_questions(QUESTIONS, generator="esl", rng=3)
+    esl = build_questions(QUESTIONS, generator="esl", rng=3, fluency=False)
     assert len(esl.pairs) + len(esl.skipped) == 20
     assert set(esl.pairs["background_j"]) == {"esl"} and (esl.pairs["x_i"] != esl.pairs["x_j"]).all()
-    aae = build_questions(QUESTIONS[:2], generator="aae")
-    assert [s.reason for s in aae.skipped] == ["no place for an AAE feature in this prompt"] * (2 - len(aae.pairs))
+    aae = build_questions(QUESTIONS, generator="aae", fluency=False)
+    assert len(aae.pairs) >= 16 and [s.reason for s in aae.skipped] == [
+        "no place for an AAE feature in this prompt"] * (20 - len(aae.pairs))
+    first = aae.pairs.records()[0]
+    assert first["x_j"] == "What you put in the trunk of a car before a long drive?"  # no do-support
+    assert aae.manifest["features_per_pair"]["q1"] == first["features_used_j"].split(",") == ["question_no_aux"]
     f = tmp_path / "b.csv"
     f.write_text('question,true_statement,false_statement\n'
                  '"Which planet is closest to the Sun?",Mercury is closest,"Venus is closest"\n'
                  '"What is the tallest animal?",,\n')
-    belief = build_questions(f, generator="belief")
+    belief = build_questions(f, generator="belief", fluency=False)
     assert belief.pairs["background_i"].tolist() == ["true_belief"]
     assert "Mercury is closest" in belief.pairs["x_i"].iloc[0] and "Venus is closest" in belief.pairs["x_j"].iloc[0]
     assert [(s.line, s.reason) for s in belief.skipped] == [

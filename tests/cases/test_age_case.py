@@ -52,7 +52,7 @@ def test_it_runs_end_to_end_on_the_simulator(tmp_path: Path, capsys) -> None:
     (group,) = report["groups"]
     assert group["group"] == "young vs old" and group["n"] == 20 and report["ip_detected"] is False
     # with the age words as its markers the simulator sees the stated age: a known effect is found
-    sim = SimulatedModel(effect=-1.5, backgrounds=CASE.backgrounds, markers=AGE_MARKERS, noise=0.5)
+    sim = SimulatedModel(effect=-1.5, backgrounds=CASE.backgrounds, markers=AGE_MARKERS, noise=0.5, levels=5)
     res = run_case(CASE, sim, out=tmp_path / "effect", progress=False)
     (g,) = res.report.groups
     assert res.report.ip_detected and g.n == 20 and -2.0 < g.effect < -1.0

@@ -79,3 +79,17 @@ def test_a_mitigation_json_of_the_case_command_before_0_2_still_reads(tmp_path):
     (tmp_path / "mitigation.json").write_text(json.dumps({**old, "schema": "ipcausal.other/3"}))
     with pytest.raises(ValueError, match="not a mitigation.json of schema 'ipcausal.mitigation/1'"):
         read_mitigation(tmp_path)
+def test_mitigate_takes_a_similarity_scorer(pair_file, tmp_path, monkeypatch, capsys):
+    """A similarity scorer (issue 29): the change of s per pair, removal judged against m0, no margin needed."""
+    from ipcausal.interventions import embedding_model_available
+
+    if not embedding_model_available():
+        pytest.skip("the embedding model (ipcausal[embed]) is not installed")
+    sim, path = pair_file
+    monkeypatch.setattr(cmd, "make_backend", lambda args, prefix="": None if prefix else sim)
+    out = tmp_path / "sim"
+    assert main(["mitigate", str(path), "--mitigation", "markers", "--scorer", "embedding", "-o", str(out),
+                 "--no-progress"]) == 0
+    d = json.loads((out / "mitigation.json").read_text())
+    assert d["mitigation"] == "markers" and d["groups"][0]["equivalence"] in ("above m0", "not shown above m0")
+    assert "similarity" in ipcausal.PairSet.read(out / "pairs_with.jsonl").columns

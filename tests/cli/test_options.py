@@ -114,6 +114,12 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         (["check-case", "age", "--placebo-runs", "0"], "--placebo-runs"),
         (["check-case", "age", "--seed", "-1"], "--seed"),
         (["check-case", "age", "--format", "xml"], "--format"),
+        (["check-case", "age", "--read-pairs", "0"], "--read-pairs"),
+        (["check-case", "age", "--backend", "nope"], "--backend"),
+    ],
+    "validate": [
+        (["validate", "sample", MISSING, "-n", "0", "-o", "s.csv"], "-n"),
+        (["validate", "sample", MISSING, "-n", "10", "--rng", "-1", "-o", "s.csv"], "--rng"),
     ],
     "import_": [
         (["import", "lm-eval", MISSING, "-o", "p.jsonl", "--metric", "acc", "--pair-field", "a",

@@ -33,6 +33,8 @@ EXAMPLES = {
     "possessive_they": ("The kids forgot their homework.", "The kids forgot they homework."),
     "demonstrative_them": ("I bought those shoes last week.", "I bought them shoes last week."),
     "question_no_aux": ("Do you agree with the plan?", "You agree with the plan?"),
+    "question_no_inversion": ("Where can I buy a cheap bike?", "Where I can buy a cheap bike?"),
+    "g_dropping": ("Why are they shouting at me?", "Why are they shoutin' at me?"),
 }
 
 

@@ -58,7 +58,7 @@ def test_problem_lists_what_was_lost_and_added():
     assert (p.kind, p.before, p.after) == ("number", ("20",), ("25",))
     (p,) = check_pair("We met Ana in Paris.", "We met Ana in Rome.")
     assert (p.kind, p.before, p.after) == ("name", ("Paris",), ("Rome",))
-    assert set(PROBLEM_KINDS) == {"unchanged", "number", "option", "name", "url", "question_form"}
+    assert set(PROBLEM_KINDS) == {"unchanged", "number", "option", "name", "url", "question_form", "fluency"}
 
 
 def test_statement_turned_question_and_inline_options():

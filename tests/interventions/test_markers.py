@@ -151,29 +151,34 @@ def test_whole_words_only():
 def test_changes_positions_and_order():
     text = "What COLOR is the truck's trunk? Gray."
     r = swap_markers(text, to="uk")
-    assert r.text == "What COLOUR is the lorry's trunk? Grey."
+    assert r.text == "What COLOUR is the lorry's boot? Grey."  # a truck's trunk is a boot (the sense check)
     assert [tuple(c) for c in r.swaps] == [(5, 10, "COLOR", "COLOUR"), (18, 23, "truck", "lorry"),
-                                             (33, 37, "Gray", "Grey")]
+                                             (26, 31, "trunk", "boot"), (33, 37, "Gray", "Grey")]
     for c in r.swaps:
         assert text[c.start:c.end] == c.old
     assert r.source == "us" and r.articles == ()
     assert r.to_dict()["swaps"][0] == [5, 10, "COLOR", "COLOUR"] and r.to_dict()["articles"] == []
 
 
-def test_ambiguous_excluded_by_default_and_optional():
-    assert swap_markers("Check the tire and the program.", to="uk") is None
+def test_ambiguous_words_by_sense_by_default_and_undecided_ones_optional():
+    # the noun "tire" reads as a tyre, the verb "check" is never "cheque"; "the program" cannot be read
+    assert swap_markers("Check the tire and the program.", to="uk").text == "Check the tyre and the program."
     r = swap_markers("Check the tire and the program.", to="uk", include_ambiguous=True)
-    assert r is not None and "tyre" in r.text and "programme" in r.text
+    assert r.text == "Check the tyre and the programme."
+    assert [(d.word, d.sense) for d in r.senses] == [("Check", "other"), ("tire", "marker"), ("program", "undecided")]
+    assert swap_markers("Can you check it?", to="uk", include_ambiguous=True) is None  # never "Tin you"
 
 
 def test_ambiguity_is_read_per_direction():
     # the American words are clear, so American -> British swaps them ...
-    r = swap_markers("The apartment has an elevator; the line at the faucet", to="uk")
-    assert r.text == "The flat has a lift; the line at the tap"   # "line" is ambiguous read as American
-    # ... but the British words are ambiguous when read, so they stay in British -> American
-    assert swap_markers("The flat tyre; a lift; the tap", to="us").text == "The flat tire; a lift; the tap"
+    r = swap_markers("The apartment has an elevator; the phone line by the faucet", to="uk")
+    assert r.text == "The flat has a lift; the phone line by the tap"   # a phone line is not a queue
+    # ... but the British words are ambiguous when read: each one is read in its sentence
+    assert swap_markers("The flat tyre; give us a lift; the tap", to="us").text == "The flat tire; give us a lift; the tap"
     assert swap_markers("Queue at the pub for the lift", to="us").text == "Line at the bar for the lift"
-    assert find_markers("a flat with a lift", "uk") == []
+    assert swap_markers("Take the lift up to our flat.", to="us").text == "Take the elevator up to our apartment."
+    assert find_markers("a flat with a lift", "uk") == ["flat", "lift"]  # a flat's lift is an elevator
+    assert find_markers("a flat road and a flat battery", "uk") == []
     assert find_markers("an apartment with an elevator", "us") == ["apartment", "elevator"]
 
 

@@ -110,3 +110,42 @@ def test_strip_cues_tags_and_untouched_text():
         strip_cues("x", "sae")
     with pytest.raises(TypeError, match="`text` must be a str"):
         strip_cues(None)
+
+
+# ---------------------------------------------------------------- issue 29: the mitigation keeps its word
+def test_revert_markers_both_ways_and_a_stale_record_is_refused() -> None:
+    from ipcausal.interventions import swap_markers
+    from ipcausal.interventions.neutralize import revert_markers
+
+    us = "How can I save money on gas for my truck?"
+    sw = swap_markers(us, to="uk")
+    rec = [list(e) for e in sw.edits]
+    assert revert_markers(sw.text, rec).text == us                    # the British twin, back to its source
+    uk = "Where is the lift in your flat?"
+    to_us = swap_markers(uk, to="us")
+    made = revert_markers(uk, [list(e) for e in to_us.edits], apply=True)  # a British source, made American
+    assert made.text == to_us.text == "Where is the elevator in your apartment?"
+    stale = revert_markers("How can I save money on diesel for my lorry?", rec)
+    assert not stale.undone and "not found where it was recorded" in stale.reason
+    wrong = revert_markers(uk.replace("lift", "stair"), [list(e) for e in to_us.edits], apply=True)
+    assert not wrong.undone and wrong.reason == "swap 'lift' -> 'elevator' not found where it was recorded"
+    assert revert_markers("Is the colour grey?").text == "Is the color gray?"  # no record: the sense-checked swap
+
+
+def test_residual_cues_of_each_kind() -> None:
+    from ipcausal.interventions.neutralize import residual_cues
+
+    assert residual_cues("markers", "Put it in the trunk.", "Put it in the trunk.") == ()  # undecided, alike
+    assert residual_cues("markers", "Put it in the trunk.", "Put it in the boot.") == (
+        "j: British marker 'boot'", "i: American marker 'trunk' that the other side lacks")  # "in the boot": read
+    assert residual_cues("markers", "We rent a flat.", "We rent a flat.") == (
+        "i: British marker 'flat'", "j: British marker 'flat'")  # read in its marker sense: a cue, on both sides
+    assert residual_cues("dialect", "Do you agree?", "You agree?") == ("j: AAE feature 'question_no_aux'",)
+    assert residual_cues("dialect", "The students are late.", "The students is late.") == ("j: ESL error 'agreement'",)
+    assert residual_cues("strip", "[aae] How do I apply?", "How do I apply?", ["aae", "sae"]) == ("i: tag '[aae]'",)
+    assert residual_cues("strip", "I believe the following: x. Question: y?", "Question: y?") == (
+        "i: a stated belief ('I believe the following: ...')",)
+    with pytest.raises(ValueError, match=r"`kind` must be one of \('markers', 'dialect', 'strip'\), got 'instruct'"):
+        residual_cues("instruct", "a", "b")
+    with pytest.raises(TypeError, match=r"`x_j` must be a str, got int"):
+        residual_cues("markers", "a", 3)

@@ -44,14 +44,15 @@ def _with_v1_mean_intervals(fresh: ipcausal.Report, back: ipcausal.Report) -> ip
     """``fresh`` with the per-background mean intervals of the v1 file.
 
     Those intervals changed on purpose after v1 (issue 24: a bounded-outcome interval instead of
-    Student's t), so a v1 file keeps its own; the means and counts must still agree.
+    Student's t), so a v1 file keeps its own; the means and counts must still agree.  The groups'
+    minimal detectable effect (``mde``, issue 30) came after v1 too: a v1 file has none.
     """
     for model, per in fresh.backgrounds.items():
         for b, summary in per.items():
             old = back.backgrounds[model][b]
             assert (summary["mean"], summary["n"]) == (old["mean"], old["n"])
     # the names of the intervals came later too (issue 28): a v1 file reads them as unknown ("")
-    groups = tuple(dataclasses.replace(g, ci_method="", equivalence=None if g.equivalence is None else
+    groups = tuple(dataclasses.replace(g, ci_method="", mde=None, equivalence=None if g.equivalence is None else
                                        dataclasses.replace(g.equivalence, ci_method="")) for g in fresh.groups)
     assert all(g.ci_method == "" for g in back.groups)
     return dataclasses.replace(fresh, backgrounds=back.backgrounds, groups=groups)

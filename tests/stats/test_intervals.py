@@ -252,3 +252,57 @@ def test_lattice_law_equals_enumeration_property(values: list[int], unit: float,
     for delta in (-0.3 * unit, 0.1 * unit, float(d.mean()) + 0.2 * unit):
         assert lat.upper(delta) == pytest.approx(enum.upper(delta), rel=1e-8, abs=1e-13)
         assert lat.lower(delta) == pytest.approx(enum.lower(delta), rel=1e-8, abs=1e-13)
+
+
+@pytest.mark.parametrize("n", [12, 300, 5000])
+def test_fourier_rows_give_the_dense_grid_tails(n: int) -> None:
+    # oracle: the whole (f1, f2) grid by numpy's inverse 2-D FFT of the full half spectrum, then
+    # suffix sums of each box row; the rows' closed-form geometric sums must give the same tails
+    from scipy import fft
+
+    rng = np.random.default_rng(n)
+    z = rng.integers(-5, 6, n)
+    vals, cnts = np.unique(z, return_counts=True)
+    n_lo, n_hi, s_lo, s_hi = 0, n, int(z[z < 0].sum()), int(z[z > 0].sum())
+    m1, m2 = n_hi - n_lo + 1, s_hi - s_lo + 1
+    f1, f2 = I._fast_len(m1), I._fast_len(m2 + (m2 & 1))
+    spec, cols, n_cols = K.lattice_spectrum(vals.astype(float), cnts.astype(np.int64), f1, f2, 1e-20)
+    dense = np.zeros((f1, f2 // 2 + 1), dtype=complex)
+    dense[:, cols[:n_cols]] = spec[:, :n_cols]
+    grid = fft.irfft2(dense, s=(f1, f2))
+    live = np.argsort(cols[:n_cols])
+    head = fft.ifft(spec[:, live], axis=0)
+    rows = I._Rows(K.lattice_rows(head, cols[live], n_lo, s_lo, m1, m2, f2), n_lo, s_lo, m1, m2, f2)
+    cols = (s_lo + np.arange(m2)) % f2
+    box = grid[(n_lo + np.arange(m1)) % f1][:, cols]
+    tails = np.cumsum(box[:, ::-1], axis=1)[:, ::-1]  # tails[i, j] = P(N = n_lo + i, S >= s_lo + j)
+    for num, den in ((0, 1), (1, 3), (-2, 7), (5, 2)):
+        for strict in (False, True):
+            want = 0.0
+            for i in range(m1):
+                q = num * (n_lo + i)
+                s = q // den + 1 if strict else -((-q) // den)
+                j = min(max(s - s_lo, 0), m2)
+                want += tails[i, j] if j < m2 else 0.0
+            assert rows.mass(num, den, strict, False) == pytest.approx(want, abs=1e-13)
+    # and against brute force at small n: every subset's (size, sum)
+    if n <= 12:
+        sizes, sums = np.array([0]), np.array([0])
+        for v in z:
+            sizes, sums = np.r_[sizes, sizes + 1], np.r_[sums, sums + v]
+        for delta in (-1.5, -0.2, 0.0, 0.4, 2.0):
+            assert rows.mass_float(delta, 0.0, False) == pytest.approx(np.mean(sums - delta * sizes >= 0), abs=1e-13)
+            assert rows.mass_float(delta, 0.0, True) == pytest.approx(np.mean(-sums - delta * sizes >= 0), abs=1e-13)
+
+
+def test_lattice_inversion_is_exact_beyond_the_former_grid_limit() -> None:
+    # 200,000 Likert differences: the former (f1, f2) grid would hold about 3 * 10^7 cells, over its
+    # 2^24 limit, and the interval fell back to Monte Carlo; the rows need about 6,000 x 30 numbers
+    rng = np.random.default_rng(3)
+    d = (rng.integers(1, 7, 200_000) - rng.integers(1, 7, 200_000)).astype(float)
+    res = permutation_test(d)
+    assert res.method == "exact-lattice-fft" and res.ci_method == "exact-lattice-inversion"
+    t = mean_ci(d)
+    assert res.ci_low == pytest.approx(t.ci_low, abs=1e-3) and res.ci_high == pytest.approx(t.ci_high, abs=1e-3)
+    for end in (res.ci_low, res.ci_high):  # each end is a breakpoint S/N (checked with integers)
+        assert any(abs(end * k - round(end * k)) < 1e-6 for k in range(99_000, 101_000))

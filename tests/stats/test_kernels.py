@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -198,3 +201,45 @@ def test_simd_compile_failure_falls_back_with_a_warning(monkeypatch: pytest.Monk
         assert got.tolist() == _counts_by_numpy(a, float(np.sign(x) @ a), 3000, 1).tolist()
     finally:
         P._simd.cache_clear()  # the next caller checks the real kernels again
+
+
+# -- the numpy twins of tiny kernels (stats/_small.py): bit-identical, and no numba on a 10-pair run
+def test_numpy_twins_give_the_kernels_results_bit_for_bit() -> None:
+    from ipcausal.stats import _small as S
+
+    rng = np.random.default_rng(0)
+    for n in range(1, S.ENUMERATION_N + 1):
+        a = np.abs(rng.standard_t(2, n))
+        a /= a.max()
+        t = float(rng.choice([-1, 1], n) @ a)
+        eps = 1e-9 * a.sum()
+        assert np.array_equal(S._byte_tables(a), K.byte_tables(a))
+        assert np.array_equal(S.enumeration_counts(a, n, t, eps), K.exact_enumeration_counts(K.byte_tables(a), n, t, eps))
+    for _ in range(30):
+        g = int(rng.integers(1, 6))
+        vals, cnts = np.sort(rng.normal(size=g)), rng.integers(1, 6, g).astype(np.int64)
+        for x, y in zip(S.class_subsets(vals, cnts), K.class_subsets(vals, cnts)):
+            assert np.array_equal(x, y)
+    for n in (1, 2, 3, 7, 33, S.BOOT_ROWS):
+        tab = rng.normal(size=(n, 4))
+        for seed, off in ((0, 0), (2**62 + 5, 1234)):
+            assert np.array_equal(S.boot_sums(tab, 300, seed, off), K.boot_sums(tab, 300, seed, off)), n
+    x = rng.random(S.ELEMENTWISE)
+    got, want = np.empty(x.size), np.empty(x.size)
+    assert S.bonferroni(x, 7.0, got) is bool(K.mt_elementwise(x, 7.0, True, want)) is True
+    assert np.array_equal(got, want)
+    assert S.bonferroni(np.array([0.5, 1.5]), 2.0, np.empty(2)) is False
+
+
+def test_a_ten_pair_test_loads_neither_numba_nor_scipy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rows = [{"pair_id": k, "background_i": "us", "background_j": "uk", "x_i": "q", "x_j": "q",
+             "score_i": k % 3, "score_j": (k * 7) % 4} for k in range(10)]
+    path = tmp_path / "ten.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code = ("import sys, io, contextlib\nfrom ipcausal import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    cli.main(['test', {str(path)!r}, '--seed', '1'])\n"
+            "print(sorted(m for m in ('numba', 'scipy', 'ipcausal.stats._kernels') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"  # the exact routes of 10 pairs ran on the numpy twins

@@ -135,7 +135,7 @@ def test_streamed_replay_equals_the_matrix_replay(m: int) -> None:
     assert np.allclose(got.x, want[1], rtol=1e-12) and list(got.weights) == want[0].tolist()
 
 
-# -- PB: the same draws as the one-matrix bootstrap --------------------------------------------
+# -- PB: the former draws (bootstrap='numpy') as the one-matrix bootstrap --------------------------------------------
 def _pb_reference(v: np.ndarray, b: np.ndarray, c: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
     """The former cluster bootstrap (weights matrix of every resample x cluster), written out."""
     gen = np.random.default_rng(seed)
@@ -159,7 +159,7 @@ def test_chunked_cluster_bootstrap_draws_what_the_matrix_did(monkeypatch: pytest
     b = np.array(["AAE", "ESL", "SAE"])[rng.integers(0, 3, n)]
     c = np.array([f"q{i}" for i in rng.integers(0, 700, n)])
     monkeypatch.setattr(S, "_CHUNK_DRAWS", 5000)  # several chunks of rows
-    res = personalization_bias(v, b, clusters=c, n_resamples=300, rng=11)
+    res = personalization_bias(v, b, clusters=c, n_resamples=300, rng=11, bootstrap="numpy")  # the former draws
     lo, hi = _pb_reference(v, b, c, 300, 11)
     assert res.ci_low == pytest.approx(lo, rel=1e-12) and res.ci_high == pytest.approx(hi, rel=1e-12)
 
@@ -190,3 +190,20 @@ def test_peak_memory_of_test_on_1e5_interval_pairs_stays_far_below_the_sign_matr
     # measured: about 0.27 of it with the streamed replay (the rest of ipcausal.test: frames, PB),
     # 0.53 with the former replay, which held half the matrix (one chunk of 2,048 draws) at a time
     assert got["peak"] - got["base"] < 0.4 * matrix_kib, got
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_blocked_monte_carlo_interval_equals_the_one_pass_interval(lattice: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # permutation_test holds O(BLOCK + j) ends: with blocks of 2 chunks the same sign vectors give the
+    # same counts and the same order statistics, bit for bit, as one pass over every resample
+    import ipcausal.stats.fused as FU
+
+    rng = np.random.default_rng(12)
+    d = rng.integers(-4, 5, 900).astype(float) if lattice else rng.normal(0.1, 1, 900)
+    whole = {level: permutation_test(d, method="monte-carlo", n_resamples=20_000, rng=8, confidence_level=level)
+             for level in (0.95, 0.5)}
+    monkeypatch.setattr(FU, "BLOCK", 2 * K.CHUNK)  # 20,000 resamples: five blocks, the last one short
+    for level, ref in whole.items():
+        blocked = permutation_test(d, method="monte-carlo", n_resamples=20_000, rng=8, confidence_level=level)
+        assert blocked.pvalue == ref.pvalue
+        assert (blocked.ci_low, blocked.ci_high) == (ref.ci_low, ref.ci_high)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from ipcausal import personalization_bias
+from ipcausal.stats._kernels import boot_indices
+from ipcausal.stats._validate import seed_from
 from ipcausal.stats import mean_ci
 
 
@@ -17,13 +19,22 @@ def test_pb_is_population_sd_of_background_means() -> None:
     means = [values[bgs == b].mean() for b in ["AAE", "ESL", "SAE"]]
     assert pb.statistic == pytest.approx(np.std(means, ddof=0))
     # oracle for the interval: the percentile bootstrap written out here, same draws in the same order
-    gen = np.random.default_rng(1)
+    # (background u, resample r: generator u * 2000 + r of the counter-based stream)
+    seed = seed_from(np.random.default_rng(1))
     boot = np.empty((2000, 3))
+    for u, b in enumerate(["AAE", "ESL", "SAE"]):
+        g = values[bgs == b]
+        boot[:, u] = g[boot_indices(g.size, 2000, seed, u * 2000)].mean(axis=1)
+    lo, hi = np.quantile(np.std(boot, axis=1, ddof=0), [0.025, 0.975])
+    assert (pb.ci_low, pb.ci_high) == pytest.approx((lo, hi), rel=1e-12)
+    # the former draws (bootstrap="numpy"): numpy's generator, one background after the other
+    old = personalization_bias(values, bgs, rng=1, bootstrap="numpy")
+    gen = np.random.default_rng(1)
     for u, b in enumerate(["AAE", "ESL", "SAE"]):
         g = values[bgs == b]
         boot[:, u] = g[gen.integers(0, g.size, size=(2000, g.size))].mean(axis=1)
     lo, hi = np.quantile(np.std(boot, axis=1, ddof=0), [0.025, 0.975])
-    assert (pb.ci_low, pb.ci_high) == pytest.approx((lo, hi), rel=1e-12)
+    assert (old.ci_low, old.ci_high) == pytest.approx((lo, hi), rel=1e-12)
     assert set(pb.means) == {"AAE", "ESL", "SAE"} and pb.counts["SAE"] == 100
 
 

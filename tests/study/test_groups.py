@@ -139,8 +139,11 @@ def test_pb_bootstrap_resamples_prompts() -> None:
     labels = np.array(["a", "b", "a", "b", "a", "b"], dtype=object)
     prompts = np.array(["p1", "p1", "p2", "p2", "p3", "p3"], dtype=object)
     pb = ipcausal.personalization_bias(values, labels, clusters=prompts, n_resamples=500, rng=7)
-    gen = np.random.default_rng(7)
-    idx = gen.integers(0, 3, size=(500, 3))  # the same draws, written out: 3 prompts drawn with replacement
+    from ipcausal.stats._kernels import boot_indices
+    from ipcausal.stats._validate import seed_from
+
+    # the same draws, written out: 3 prompts drawn with replacement from the counter-based stream
+    idx = boot_indices(3, 500, seed_from(np.random.default_rng(7)), 0)
     w = np.stack([np.bincount(row, minlength=3) for row in idx])
     ma = (w @ np.array([1.0, 1.5, 0.5])) / w.sum(axis=1)
     mb = (w @ np.array([2.0, 3.0, 2.5])) / w.sum(axis=1)

@@ -36,10 +36,32 @@ def test_apply_markers_makes_the_sides_alike():
     sim = SimulatedModel(effect=1.0, seed=2)
     ps = _pairs(sim, 20)
     out, checks = apply_mitigation(ps, "markers")
-    assert checks["trusted"].all() and len(out) == len(ps)
-    assert not checks["changed_i"].any()  # the American side is already in the default style
+    # these pairs record no swaps: the British side is swapped by the sense check, and a word it cannot
+    # read ("the torch", "the holiday" with no context) is left, found by the detector, and the pair dropped
+    left = checks.loc[~checks["trusted"]]
+    assert left["not_undone"].tolist() == [
+        "j: British marker 'torch' that the other side lacks; i: American marker 'flashlight' that the other side lacks",
+        "j: British marker 'holiday' that the other side lacks; i: American marker 'vacation' that the other side lacks"]
+    assert len(out) == len(ps) - 2 and not checks["changed_i"].any()  # the American side is the default style
     assert all(sim.detect(x) != "british" for x in out["x_j"])
     assert (out["mitigation"] == "markers").all()
+
+
+def test_markers_reverts_the_recorded_swaps_and_leaves_no_cue():
+    """The culture demo pairs record their swaps: reverted exactly, both sides are the American source."""
+    from ipcausal.interventions.neutralize import residual_cues
+
+    ps = demo_pairs("culture")
+    out, checks = apply_mitigation(ps, "markers")
+    assert checks["trusted"].all() and (checks["not_undone"] == "").all() and len(out) == len(ps)
+    df, src = out.to_frame(), ps.to_frame()
+    assert (df["x_j"] == src["x_i"]).all() and (df["x_i"] == src["x_i"]).all()
+    assert all(residual_cues("markers", a, b) == () for a, b in zip(df["x_i"], df["x_j"]))
+    # a record that no longer matches the text is refused, and the pair is not trusted
+    bad = src.copy()
+    bad.loc[0, "x_j"] = bad.loc[0, "x_j"].replace("colour", "hue")
+    _, c2 = apply_mitigation(ipcausal.PairSet.from_frame(bad), "markers")
+    assert not c2["trusted"].iloc[0] and "not found where it was recorded" in c2["not_undone"].iloc[0]
 
 
 def test_apply_dialect_undoes_the_recorded_edits_of_the_education_pairs():
@@ -59,8 +81,10 @@ def test_apply_dialect_reports_llm_rewrites_as_not_undone():
     ps.loc[0, "edits_j"] = None
     ps.loc[0, "generator_j"] = "style_transfer:aae"
     out, checks = apply_mitigation(ipcausal.PairSet.from_frame(ps), "dialect")
-    assert "style_transfer:aae" in checks.loc[0, "not_undone"]
-    assert out.to_frame().loc[0, "x_j"] == ps.loc[0, "x_j"]
+    assert checks.loc[0, "not_undone"].startswith("j: rewritten by style_transfer:aae: no edits recorded to undo; "
+                                                  "j: AAE feature ")  # the detector finds the cue left in
+    assert not checks.loc[0, "trusted"] and checks.loc[1, "trusted"]  # dropped from both arms
+    assert ps.loc[0, "pair_id"] not in out["pair_id"].tolist() and len(out) == len(ps) - 1
     with pytest.raises(ValueError, match="`pairs` has no `edits_i`/`edits_j` columns"):
         apply_mitigation(_pairs(SimulatedModel(), 3), "dialect")
 
@@ -90,7 +114,8 @@ def test_markers_remove_a_marker_driven_effect():
     assert g.reject_without and g.effect_without > 0.5
     assert g.change_reject and g.change < 0
     assert g.equivalence == "equivalent" and g.removed and res.removed
-    assert g.n == res.n_compared == 40 and res.n_failed_check == 0
+    # 8 pairs keep a word the sense check cannot read without context ("the torch"): not trusted, not compared
+    assert g.n == res.n_compared == 32 and res.n_failed_check == 8
 
 
 def test_strip_removes_a_tag_driven_effect_exactly():
@@ -121,7 +146,8 @@ def test_no_margin_no_removal_claim():
     assert g.margin is None and g.equivalence is None and not g.removed
     assert "Removal not assessed" in str(res)
     d = res.to_dict()
-    assert d["mitigation"] == "markers" and d["groups"][0]["group"] == g.group and d["failed_pairs"] == []
+    assert d["mitigation"] == "markers" and d["groups"][0]["group"] == g.group
+    assert d["failed_pairs"] == ["2937467307694268567-7", "2937467307694268567-17"]  # a cue left: dropped
 
 
 def test_a_rewrite_that_changes_s_is_excluded(monkeypatch):
@@ -137,8 +163,8 @@ def test_a_rewrite_that_changes_s_is_excluded(monkeypatch):
 
     monkeypatch.setattr(mod, "rewrite_side", rewrite)
     res = evaluate_mitigation(ps, sim, "markers", scorer=sim.score, rng=0)
-    assert res.n_failed_check == 1 and res.n_compared == 11
-    assert res.to_dict()["failed_pairs"] == [bad_id]
+    assert res.n_failed_check == 2 and res.n_compared == 10  # the changed S, and a pair with a cue left
+    assert res.to_dict()["failed_pairs"] == [bad_id, "2937467307694268567-7"]
     assert res.checks.loc[~res.checks["trusted"], "problems_j"].iloc[0] == "number"
 
 

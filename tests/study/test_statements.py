@@ -89,7 +89,7 @@ def test_a_floating_point_zero_effect_prints_as_0() -> None:
     sj = [a + d for a, d in zip(si, [0.1, 0.2, -0.3] * 3)]
     r = ipcausal.test(_pairs(si, sj))
     assert r.groups[0].effect != 0 and abs(r.groups[0].effect) < 1e-15  # the data's own rounding
-    assert "scored no different on average than to sae prompts (mean Δ = score(esl) − score(sae) = 0, 95 % CI" \
+    assert "scored no different on average than to sae prompts (mean Δ = score(esl) − score(sae) = 0, d_z = 0.00, 95 % " \
         in plain_lines(r)[0]
     row = next(line for line in str(r).splitlines() if line.strip().startswith("sae vs esl"))
     assert row.split()[5] == "0"  # pair (3 words), n, method, mean Δ

@@ -9,7 +9,8 @@ Carlo kernels), :mod:`.simd` (AVX-512 Monte Carlo kernels), :mod:`.exact` (exact
 its module docstring describes the state vector),
 :mod:`.labels` (per-prompt background relabelings of :func:`ipcausal.stats.joint.westfall_young`),
 :mod:`.splits` (side splits of :func:`ipcausal.stats.distribution.mmd_permutation_test`),
-:mod:`.bootstrap` (cluster sums of the PB bootstrap).  Summary:
+:mod:`.bootstrap` (the PB bootstrap: counter-based draws, summed by row or by row type), :mod:`.host` (the CPU model and numba's cache
+folder, for the measured kernel choice of :mod:`ipcausal.stats._threads`).  Summary:
 
 **Random stream.**  xoshiro256** (every bit of a 64-bit word becomes one sign, so the low bits
 must be strong: not xoshiro256+).  Resamples come in chunks of ``CHUNK``; chunk ``c`` runs
@@ -49,15 +50,27 @@ relabeling (P**group ≤ 256) or one pair's split; its contribution is one row o
 
 from __future__ import annotations
 
-from ipcausal.stats._kernels.bootstrap import draw_counts, gather_sums
+from ipcausal.stats._kernels.bootstrap import (
+    MAX_ROWS,
+    boot_indices,
+    boot_sums,
+    boot_sums_parallel,
+    boot_type_sums,
+    boot_type_sums_parallel,
+    draw_counts,
+    gather_sums,
+)
 from ipcausal.stats._kernels.exact import exact_enumeration_counts, lattice_null, lattice_tail
+from ipcausal.stats._kernels.host import cache_dir, host_cpu
 from ipcausal.stats._kernels.intervals import (
     class_subsets,
+    fourier_upper_mass,
+    fourier_upper_mass_float,
+    lattice_rows,
     lattice_spectrum,
-    lattice_tails,
-    lattice_upper_mass,
-    lattice_upper_mass_float,
     mc_subsets,
+    mc_ends,
+    mc_ends_all,
     mc_split,
     mc_subsets_parallel,
 )
@@ -116,12 +129,13 @@ __all__ = [
     "aligned_empty", "nibble_tables", "mc_counts_simd", "mc_counts_simd_parallel",
     "segment_starts", "mc_counts_popcount_simd", "mc_counts_popcount_simd_parallel", "simd_available",
     "exact_enumeration_counts", "lattice_null", "lattice_tail",
-    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "lattice_spectrum",
-    "lattice_tails", "lattice_upper_mass",
-    "lattice_upper_mass_float",
+    "class_subsets", "mc_subsets", "mc_subsets_parallel", "mc_split", "mc_ends", "mc_ends_all", "lattice_spectrum",
+    "lattice_rows", "fourier_upper_mass", "fourier_upper_mass_float",
     "mt_check", "mt_elementwise", "mt_keys", "mt_order", "mt_scatter", "mt_stepwise",
     "new_state_vector", "seq_update", "seq_monitor_many",
     "MAX_BOUND", "bounded", "label_tables", "closed_counts", "closed_counts_parallel", "closed_exact_counts", "wy_counts", "wy_counts_parallel", "wy_exact_counts",
-    "gather_sums", "draw_counts",
+    "gather_sums", "draw_counts", "boot_sums", "boot_sums_parallel", "boot_type_sums", "boot_type_sums_parallel",
+    "boot_indices", "MAX_ROWS",
     "split_tables", "split_counts", "split_counts_parallel", "split_exact_count", "split_counts_direct",
+    "host_cpu", "cache_dir",
 ]

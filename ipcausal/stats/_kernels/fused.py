@@ -5,7 +5,9 @@ the interval needs, per resample, T = Σ s_k a_k (what the p-value kernels alrea
 V = Σ s_k sign(Δ_k) (one popcount per word of the agreement between the drawn signs and the data's
 signs; the zero differences are signed by a second stream, ``seed ^ ZERO_STREAM``, as in
 :func:`.intervals.mc_subsets`).  These kernels return the p-value's counts and (T, V) together, so
-the interval costs a popcount per word instead of a second pass over the data.
+the interval costs a popcount per word instead of a second pass over the data.  ``chunk0`` starts
+the pass at chunk ``chunk0`` of the stream (a block of a longer run: the resamples are those of the
+whole run, in the whole run's order).
 
 * :func:`mc_subsets_simd` — the AVX-512 nibble-table kernel (:mod:`.simd`) with the agreement
   popcount added to the same loop: the same T, so the same counts, as :func:`.simd.mc_counts_simd`.
@@ -118,7 +120,7 @@ def _simd_tv_chunk(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, seed, chunk, cou
 
 
 @njit(cache=True)
-def mc_subsets_simd(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resamples, seed):
+def mc_subsets_simd(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resamples, seed, chunk0=0):
     """Counts ``[#|T*| >= xa, #T* >= xg, #T* <= xl]`` (as :func:`.simd.mc_counts_simd`) and, per
     resample, T and V (as :func:`.intervals.mc_subsets`, T summed in the nibble kernel's order)."""
     t_out = np.empty(n_resamples, dtype=np.float64)
@@ -127,7 +129,8 @@ def mc_subsets_simd(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resamples, se
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     for c in range(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
-        r = _simd_tv_chunk(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, seed, c, count, t_out, v_out, c * CHUNK)
+        r = _simd_tv_chunk(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, seed, chunk0 + c, count, t_out, v_out,
+                           c * CHUNK)
         out[0] += r[0]
         out[1] += r[1]
         out[2] += r[2]
@@ -135,7 +138,7 @@ def mc_subsets_simd(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resamples, se
 
 
 @njit(cache=True, parallel=True)
-def mc_subsets_simd_parallel(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resamples, seed):
+def mc_subsets_simd_parallel(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resamples, seed, chunk0=0):
     """As :func:`mc_subsets_simd`, chunks spread over threads (identical result)."""
     t_out = np.empty(n_resamples, dtype=np.float64)
     v_out = np.empty(n_resamples, dtype=np.int32)
@@ -143,7 +146,8 @@ def mc_subsets_simd_parallel(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, n_resa
     per = np.zeros((n_chunks, 3), dtype=np.int64)
     for c in prange(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
-        r = _simd_tv_chunk(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, seed, c, count, t_out, v_out, c * CHUNK)
+        r = _simd_tv_chunk(tab, sg, mk, n_words, m, n_zero, xa, xg, xl, seed, chunk0 + c, count, t_out, v_out,
+                           c * CHUNK)
         per[c, 0] = r[0]
         per[c, 1] = r[1]
         per[c, 2] = r[2]
@@ -180,7 +184,8 @@ def _pop_tv_chunk(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int,
 
 
 @njit(cache=True)
-def mc_subsets_popcount(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, n_resamples, seed):
+def mc_subsets_popcount(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, n_resamples, seed,
+                        chunk0=0):
     """Counts as :func:`.tables.mc_counts_popcount` and, per resample, the integer T = 2W − Σk and V."""
     t_out = np.empty(n_resamples, dtype=np.int64)
     v_out = np.empty(n_resamples, dtype=np.int32)
@@ -188,7 +193,7 @@ def mc_subsets_popcount(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, 
     n_chunks = (n_resamples + CHUNK - 1) // CHUNK
     for c in range(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
-        r = _pop_tv_chunk(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, seed, c, count,
+        r = _pop_tv_chunk(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, seed, chunk0 + c, count,
                           t_out, v_out, c * CHUNK)
         out[0] += r[0]
         out[1] += r[1]
@@ -198,7 +203,7 @@ def mc_subsets_popcount(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, 
 
 @njit(cache=True, parallel=True)
 def mc_subsets_popcount_parallel(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, n_resamples,
-                                 seed):
+                                 seed, chunk0=0):
     """As :func:`mc_subsets_popcount`, chunks spread over threads (identical result)."""
     t_out = np.empty(n_resamples, dtype=np.int64)
     v_out = np.empty(n_resamples, dtype=np.int32)
@@ -206,7 +211,7 @@ def mc_subsets_popcount_parallel(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero
     per = np.zeros((n_chunks, 3), dtype=np.int64)
     for c in prange(n_chunks):
         count = min(CHUNK, n_resamples - c * CHUNK)
-        r = _pop_tv_chunk(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, seed, c, count,
+        r = _pop_tv_chunk(seg_w, seg_m, seg_v, n_words, sg, mk, m, n_zero, total, t_int, seed, chunk0 + c, count,
                           t_out, v_out, c * CHUNK)
         per[c, 0] = r[0]
         per[c, 1] = r[1]

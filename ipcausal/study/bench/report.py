@@ -45,7 +45,7 @@ __all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComp
 
 SCHEMA = "ipcausal.bench/1"
 BENCH_COLUMNS = ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-                 "reject", "equivalence", "alignment", "calls", "cost") + PROBE_COLUMNS
+                 "reject", "equivalence", "alignment", "calls", "cost", "d_z", "mde") + PROBE_COLUMNS
 COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "pvalue",
                       "pvalue_adjusted", "pvalue_holm")
 
@@ -56,6 +56,9 @@ class CellGroup:
 
     Its fields are those of the cell Report's :class:`~ipcausal.study.results.GroupResult` of the
     same names (:meth:`of`); ``equivalence`` is the TOST verdict, when the case has a margin.
+    ``d_z`` is mean Δ / sd of Δ (interval outcomes; ``None`` otherwise) and ``mde``, beside a
+    non-rejection, the minimal detectable effect at power 0.8 from the observed spread (the Report's
+    :class:`~ipcausal.study.parts.MDEInfo`; ``None`` beside a rejection and in files written before it).
     """
 
     group: str
@@ -67,11 +70,17 @@ class CellGroup:
     pvalue_adjusted: float
     reject: bool
     equivalence: str | None = None
+    d_z: float | None = None  # mean Δ / sd of Δ (interval outcomes)
+    mde: float | None = None  # beside a non-rejection: the minimal detectable effect at power 0.8
 
     @classmethod
     def of(cls, g: Any) -> CellGroup:
-        """The row of a GroupResult ``g``, field by field."""
-        return row_of(cls, g, equivalence=g.equivalence.verdict if g.equivalence is not None else None)
+        """The row of a GroupResult ``g``, field by field (``d_z`` from its test's effect size, ``mde`` from
+        its MDEInfo beside a non-rejection)."""
+        d = getattr(g.detail, "effect_size", None)
+        return row_of(cls, g, equivalence=g.equivalence.verdict if g.equivalence is not None else None,
+                      d_z=None if d is None or d != d else float(d),
+                      mde=float(g.mde.effect) if g.mde is not None and not g.reject else None)
 
 
 @dataclass(frozen=True)

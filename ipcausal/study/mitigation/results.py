@@ -107,8 +107,8 @@ class MitigationResult:
 
     def __str__(self) -> str:
         lines = [f"Mitigation {self.mitigation!r}: {self.n_compared} of {self.n_pairs} pairs compared "
-                 f"({self.n_failed_check} failed the rewrite check and were not trusted; "
-                 f"{self.n_not_undone} had a side that could not be rewritten)."]
+                 f"({self.n_failed_check} not trusted and left out of both runs: a rewrite check failed or a cue "
+                 f"was left; {self.n_not_undone} had a side not rewritten or a cue left)."]
         for g in self.groups:
             lines.append(f"{g.group}: effect without {g.effect_without:+.3f} (p={g.pvalue_without:.3g}), "
                          f"with {g.effect_with:+.3f} (p={g.pvalue_with:.3g}); change {g.change:+.3f} "
@@ -208,12 +208,12 @@ def mitigation_table(res: CaseMitigation) -> str:
     >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("young", "old"))
     >>> res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip")
     >>> print(mitigation_table(res).splitlines()[0])
-    Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped by the rewrite check); interval outcome
+    Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped: rewrite check failed or a cue left); interval outcome
     """
     r = res.result
     eff = "mean Δ" if directed(res.outcome) else "median s"
     lines = [f"Mitigation {res.mitigation!r} on case {res.case!r}: {r.n_compared} of {r.n_pairs} pairs compared "
-             f"({r.n_failed_check} dropped by the rewrite check); {res.outcome} outcome",
+             f"({r.n_failed_check} dropped: rewrite check failed or a cue left); {res.outcome} outcome",
              f"  H0 of the change: {r.null_hypothesis}",
              f"  {res.removal_rule()}",
              f"  {'pair':<28} {eff + ' without':>16} {eff + ' with':>14} {'change [CI]':>26} {'p':>8}  removed"]
@@ -222,8 +222,9 @@ def mitigation_table(res: CaseMitigation) -> str:
         lines.append(f"  {g.group:<28} {g.effect_without:>16.4g} {g.effect_with:>14.4g} {ci:>26} "
                      f"{g.change_pvalue:>8.4f}  {res.status(g)}")
     if r.n_failed_check:
-        lines.append(f"  {r.n_failed_check} pair(s) whose rewrite may have changed S were left out of both runs "
-                     "(checks.csv says why): the mitigation is reported, not trusted, there")
+        lines.append(f"  {r.n_failed_check} pair(s) whose rewrite may have changed S, or that still carry a cue the "
+                     "detectors find, were left out of both runs (checks.csv says why): the mitigation is "
+                     "reported, not trusted, there")
     lines.append("  (no change shown or not removed is not evidence that the mitigation does nothing)")
     return "\n".join(lines)
 

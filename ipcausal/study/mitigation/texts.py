@@ -35,10 +35,16 @@ def _llm_rewrite(text: str, row: Mapping[str, Any], side: str, rewriter: Any, me
 
 
 def _rewrite(kind: str, text: str, row: Mapping[str, Any], side: str) -> Any:
-    from ipcausal.interventions.neutralize import Neutralized, default_markers, strip_cues, undo_edits
+    from ipcausal.interventions.neutralize import Neutralized, revert_markers, strip_cues, undo_edits
 
-    if kind == "markers":
-        return default_markers(text)
+    if kind == "markers":  # the recorded swaps of the British side reverted (or made, on a British source)
+        swaps = row.get("edits_j")
+        british = ("uk", "british")
+        if _missing(swaps) or str(row.get(f"background_{side}", "")).lower() not in british:
+            return revert_markers(text)
+        if side == "j":
+            return revert_markers(text, swaps)
+        return revert_markers(text, swaps, apply=str(row.get("background_j", "")).lower() in ("us", "american"))
     if kind == "strip":
         return strip_cues(text, [str(row["background_i"]), str(row["background_j"])])
     edits = row.get(f"edits_{side}")

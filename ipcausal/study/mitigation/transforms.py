@@ -5,7 +5,8 @@ A :class:`Mitigation` is a transform applied to both prompts of every pair befor
 ==============  =======================================================================================
 kind            what it does
 ==============  =======================================================================================
-``markers``     British culture markers → American ones (the default style of the culture case)
+``markers``     both sides to American English (the default style of the culture case): the pair's
+                recorded swaps (``edits_j``) reverted, else British markers swapped by the sense check
 ``dialect``     the recorded AAE/ESL edits undone (``edits_i``/``edits_j``); not LLM rewrites (no record)
 ``strip``       stated cues removed: the belief prefix of the echo case, ``[background]`` tags
 ``instruct``    a system instruction asking the model to answer everyone alike (texts unchanged)
@@ -18,6 +19,9 @@ kind            what it does
 The rewrite is checked: :func:`~ipcausal.interventions.check_pair` between the original and the
 mitigated prompt of each side (the mitigation's own edits declared).  A pair whose check fails
 (the mitigation may have changed S) is reported and left out of both runs (so they hold the same pairs).
+After ``markers``, ``dialect`` and ``strip`` the package's own detectors look at both mitigated sides
+(:func:`~ipcausal.interventions.neutralize.residual_cues`): any cue of either variety still there is
+listed in ``not_undone`` and the pair is not trusted (left out of both runs, and counted).
 
 :func:`evaluate_mitigation` runs the pairs without and with the mitigation (one shared response
 cache), scores both, and per background pair reports the effect without, the effect with, the
@@ -149,6 +153,7 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str, *,
     ('What color is the sofa?', True)
     """
     from ipcausal.interventions.checks import check_pair
+    from ipcausal.interventions.neutralize import RESIDUAL_KINDS, residual_cues
 
     if not isinstance(pairs, PairSet):
         raise TypeError(f"`pairs` must be a PairSet, got {type(pairs).__name__}")
@@ -185,8 +190,12 @@ def apply_mitigation(pairs: PairSet, mitigation: Mitigation | str, *,
             ok = ok and not probs
             new[f"x_{side}"].append(r.text)
             out[f"changed_{side}"], out[f"problems_{side}"] = r.changed, ";".join(probs)
-        out["not_undone"] = "; ".join(reasons)
-        out["trusted"] = ok
+        left: tuple[str, ...] = ()
+        if m.kind in RESIDUAL_KINDS:  # the detectors over both mitigated sides: a cue left is not a mitigation
+            left = residual_cues(m.kind, new["x_i"][-1], new["x_j"][-1],
+                                 [str(rec["background_i"]), str(rec["background_j"])])
+        out["not_undone"] = "; ".join(reasons + list(left))
+        out["trusted"] = ok and not left
         rows.append(out)
     if store is not None and store is not cache:
         store.close()
