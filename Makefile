@@ -50,7 +50,14 @@ demo: $(STAMP)
 # Two workers (pytest-xdist), a test file on one worker (its module fixtures, the doc pages' shared
 # namespaces and the one Ray cluster stay whole); each worker runs llama.cpp, torch and BLAS on one
 # thread (tests/conftest.py).  (`--dist loadgroup` would be finer, but xdist 3.8 cannot group on pytest 9.)
+# The page tests (tests/report/test_pages_chromium.py) open each report in headless Chromium:
+# Debian's `chromium`, installed here when absent and this runs as root with apt-get (the test
+# itself tries the same; where neither can, those tests skip and say why).
 test: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; }; } \
+	    || echo "chromium not installed: the page-rendering tests will skip"; }
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
 
 bench: $(STAMP)

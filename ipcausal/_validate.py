@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ALTERNATIVES", "MAX_RESAMPLES", "as_array", "as_sample", "choice", "positive_int", "mean_sd", "open_unit",
-           "finite_real", "as_generator", "int_seed", "seed_from"]
+           "finite_real", "as_generator", "int_seed", "seed_from", "available_memory", "check_fits"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 #: Largest number of resamples accepted: p = (b + 1)/(L + 1) stays exact in float64 and the
@@ -142,3 +142,48 @@ def int_seed(rng: Any) -> int:
 def seed_from(rng: Any) -> int:
     """A 63-bit integer seed drawn from ``rng`` (for the counter-based kernels)."""
     return int(as_generator(rng).integers(0, 2**63 - 1))
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else free pages; else ``None``)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _gb(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+
+
+def check_fits(n_resamples: int, bytes_each: int, what: str, name: str = "n_resamples",
+               available: int | None = None) -> None:
+    """Refuse, before allocating, ``n_resamples`` arrays of ``bytes_each`` bytes per resample that
+    would not fit in 80 % of the available memory; the message gives the largest count that fits.
+
+    Examples
+    --------
+    >>> check_fits(10**6, 48, "the Monte Carlo law", available=2**30)   # 48 MB of 1 GiB: fine
+    >>> check_fits(10**9, 48, "the Monte Carlo law", available=2**30)
+    Traceback (most recent call last):
+    ...
+    ValueError: `n_resamples` (--resamples) = 1,000,000,000 does not fit in memory: the Monte Carlo law needs about 44.7 GiB (48 bytes per resample) and 1.0 GiB is available; at most 17,895,697 fit
+    """
+    avail = available_memory() if available is None else available
+    if avail is None:
+        return
+    need = float(n_resamples) * bytes_each
+    room = 0.8 * avail
+    if need > room:
+        raise ValueError(f"`{name}` (--resamples) = {n_resamples:,} does not fit in memory: {what} needs about "
+                         f"{_gb(need)} ({bytes_each} bytes per resample) and {_gb(avail)} is available; at most "
+                         f"{int(room // bytes_each):,} fit")

@@ -27,7 +27,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main", "build_parser", "command_name", "CliError"]
+__all__ = ["main", "build_parser", "command_name", "CliError", "suggestion"]
 
 # order = order in --help
 COMMANDS: tuple[str, ...] = (
@@ -70,15 +70,66 @@ class _HelpFormatter(argparse.HelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
 
 
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every ``--flag`` of ``parser`` and of the sub-commands registered under it."""
+    out: list[str] = []
+    for action in parser._actions:  # argparse keeps no public list of a parser's actions
+        out += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                out += _option_strings(sub)
+    return list(dict.fromkeys(out))
+
+
+def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    """``"; did you mean --correction?"`` for a misspelt option or choice in an argparse ``message``.
+
+    argparse (Python ≥ 3.14 with ``suggest_on_error``) suggests close choices itself; options it
+    only calls "unrecognized", so difflib finds the closest ``--flag`` of the command.
+    """
+    import difflib
+    import re
+
+    hints = []
+    found = re.match(r"unrecognized arguments: (.*)", message)
+    if found:
+        flags = _option_strings(parser)
+        for token in found.group(1).split():
+            if token.startswith("--"):
+                close = difflib.get_close_matches(token.split("=", 1)[0], flags, n=1, cutoff=0.6)
+                if close:
+                    hints.append(f"{token.split('=', 1)[0]}: did you mean {close[0]}?")
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if found and "maybe you meant" not in message:
+        options = re.findall(r"'([^']*)'", found.group(2))
+        close = difflib.get_close_matches(found.group(1), options, n=1, cutoff=0.6)
+        if close:
+            hints.append(f"did you mean '{close[0]}'?")
+    return "; " + "; ".join(hints) if hints else ""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (``ipcausal CMD: error: …``, exit 2), like every other CLI error."""
+    """argparse with one-line errors (``ipcausal CMD: error: …``, exit 2), like every other CLI error,
+    and a close match suggested for a misspelt option or choice (:func:`suggestion`)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("formatter_class", _HelpFormatter)
+        if sys.version_info >= (3, 14):  # argparse's own suggestions for choices and sub-commands
+            kwargs.setdefault("suggest_on_error", True)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}{suggestion(self, message)} (see {self.prog} --help)\n")
+
+
+def _one_line(command: str):  # type: ignore[no-untyped-def]
+    """A ``warnings.formatwarning`` that prints ``ipcausal CMD: warning: message (Category)`` on one line."""
+
+    def fmt(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+            line: str | None = None) -> str:
+        return f"ipcausal {command}: warning: {' '.join(str(message).split())} ({category.__name__})\n"
+
+    return fmt
 
 
 def command_name(module: str) -> str:
@@ -140,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     from ipcausal.backends.base import BackendError
 
+    import warnings
+
+    shown = warnings.formatwarning
+    warnings.formatwarning = _one_line(args.command)  # warnings as one line, never the source line
     try:
         return int(args.func(args) or 0)
     except (CliError, ValueError, TypeError, FileNotFoundError, ImportError, BackendError) as exc:
@@ -147,9 +202,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"ipcausal {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except MemoryError as exc:  # what no check foresaw: still one line
+        if os.environ.get("IPCAUSAL_DEBUG"):
+            raise
+        print(f"ipcausal {args.command}: error: out of memory ({exc or 'an allocation failed'}); lower --resamples "
+              "or split the data", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt as exc:  # study.run.RunInterrupted says what is kept and how to resume
         print(f"ipcausal {args.command}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = shown
 
 
 if __name__ == "__main__":  # pragma: no cover

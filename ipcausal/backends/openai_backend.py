@@ -75,8 +75,10 @@ class OpenAIBackend(BackendBase):
     api_key : str, optional
         The key; default: the environment variable named by ``api_key_env``.  Servers on a
         ``base_url`` that need no key get a placeholder.
-    api_key_env : str
-        Environment variable holding the key.
+    api_key_env : str, optional
+        Environment variable holding the key (default ``OPENAI_API_KEY``).  A variable named
+        here must be set: an unset one is an error before any request, also for a ``base_url``
+        server (only the default may be absent there, for servers that need no key).
     concurrency : int
         Largest number of HTTP requests in flight.
     timeout : float
@@ -132,7 +134,7 @@ class OpenAIBackend(BackendBase):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = None,
         concurrency: int = 8,
         timeout: float = 60.0,
         max_retries: int = 5,
@@ -150,6 +152,9 @@ class OpenAIBackend(BackendBase):
                 raise ValueError(f"`base_url` must be an http(s) URL, got {base_url!r}")
         if api_key is not None and (not isinstance(api_key, str) or not api_key):
             raise ValueError("`api_key` must be a non-empty string")
+        named = api_key_env is not None
+        if not named:
+            api_key_env = "OPENAI_API_KEY"
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ValueError(f"`api_key_env` must name an environment variable, got {api_key_env!r}")
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout >= 0:
@@ -173,6 +178,9 @@ class OpenAIBackend(BackendBase):
         _tenacity()
         key = api_key or os.environ.get(api_key_env)
         if not key:
+            if named and api_key is None:
+                raise ValueError(f"`api_key_env`: ${api_key_env} is not set (export it before the run; the key is "
+                                 "never read from a file)")
             if base_url is None:
                 raise ValueError(f"`api_key`: no API key given and ${api_key_env} is not set")
             key = _NO_KEY

@@ -78,8 +78,8 @@ def register(sub: Any) -> None:
     add_out(p, "output folder (cache.sqlite, responses.jsonl, pairs.jsonl, report.json, report.html)")
     p.add_argument("--cache", metavar="FILE", help="response cache (default OUT/cache.sqlite)")
     g = p.add_argument_group("openai backend")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help="environment variable holding the API key (never written anywhere)")
+    g.add_argument("--api-key-env", default=None, metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY; one named here must be set; never written anywhere)")
     g.add_argument("--timeout", type=positive_float, default=60.0, metavar="SEC", help="per-request timeout")
     g.add_argument("--retries", type=non_negative_int, default=5, metavar="N", help="retries per request")
     g.add_argument("--price-input", type=non_negative_float, metavar="PRICE",

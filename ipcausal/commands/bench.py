@@ -65,8 +65,13 @@ def main(args: argparse.Namespace) -> int:
                 require_ray()
             except ImportError as exc:
                 raise CliError(f"--ray: {exc}") from None
-        report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress,
-                       cost_limit=args.cost_limit, ray=args.ray)
+        try:
+            report = bench(spec, out=out, jobs=args.jobs or DEFAULT_JOBS, progress=not args.no_progress,
+                           cost_limit=args.cost_limit, ray=args.ray)
+        except KeyboardInterrupt as exc:  # the resume hint, also for a Ray run
+            raise KeyboardInterrupt(str(exc) or f"interrupted: every answer received is kept in {out / 'cache'}; "
+                                    "run the same command again to resume (only the requests not yet answered "
+                                    "are sent)") from None
         md = write_bench_markdown(report, out)
     width = max(len(m) for m in report.models)
     for c in report.cells:

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.commands._common import add_backend, add_out, add_seed, make_backend, positive_int
 
 __all__ = ["register"]
@@ -168,7 +169,7 @@ def _finish(result: Any, args: argparse.Namespace, what: str) -> int:
     m = result.manifest
     skipped = m.get("n_skipped", 0)
     extra = f", {skipped} skipped (reasons in {man})" if skipped else ""
-    print(f"ipcausal build {what}: wrote {len(result.pairs)} pairs to {out}{extra}; manifest {man}", file=sys.stderr)
+    print(f"ipcausal build {what}: wrote {count(len(result.pairs), 'pair')} to {out}{extra}; manifest {man}", file=sys.stderr)
     checks = m.get("checks") or {}
     if checks:
         print("pair checks: " + ", ".join(f"{k} {v}" for k, v in sorted(checks.items())), file=sys.stderr)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.commands._common import (
     add_backend,
     add_open,
@@ -166,12 +167,13 @@ def main(args: argparse.Namespace) -> int:
         mitigation = Mitigation(args.mitigation, instruction=args.instruction,
                                 rewriter=make_backend(args, prefix="rewriter-"))
         mres = run_case_mitigation(prepared, backend, mitigation, out=out)
+        write_case_reports(res, notes=(DEMO_NOTE, DEMO_NEXT) if demo_like else ())  # now with its mitigation table
         print()
         print(mres)
-        print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {mres.sent} new requests)")
+        print(f"mitigation: {mres.files.get('mitigation.txt')} (sent {count(mres.sent, 'new request')})")
     if args.open and res.files.get("report.html"):
         open_report(res.files["report.html"])
-    scored = res.counts.get("scored", res.counts.get("pairs_scored"))  # a case run, or an audit's
+    scored = res.counts.scored if res.counts.scored is not None else res.counts.pairs_scored  # a run, an audit
     if scored == 0:
         print(f"error: no pair could be scored, so nothing was tested; `ipcausal failures {out}` lists the "
               "replies the scorer could not read", file=sys.stderr)

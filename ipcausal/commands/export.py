@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.commands._common import add_out, add_seed, positive_int
 
 __all__ = ["register"]
@@ -69,7 +70,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
     out = export_inspect(args.pairs, args.out, target=args.target)
     n = sum(1 for line in out.read_text(encoding="utf-8").splitlines() if line.strip())
-    print(f"ipcausal export inspect: wrote {n} samples to {out}", file=sys.stderr)
+    print(f"ipcausal export inspect: wrote {count(n, 'sample')} to {out}", file=sys.stderr)
     return 0
 
 

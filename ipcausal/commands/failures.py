@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ipcausal._words import count
+
 HELP = "list the pairs whose requests failed (run) or that scoring dropped (score, case)"
 
 __all__ = ["register", "main", "failure_rows"]
@@ -145,7 +147,7 @@ def main(args: argparse.Namespace) -> int:
     print("\n".join(text_table(shown, ["pair_id", "stage", "reason"])))
     more = len(rows) - len(shown)
     runs = sum(r[1].startswith("run") for r in rows)
-    print(f"{len(rows)} row(s): {runs} failed request(s), {len(rows) - runs} dropped pair(s)"
+    print(f"{count(len(rows), 'row')}: {count(runs, 'failed request')}, {count(len(rows) - runs, 'dropped pair')}"
           + (f"; {more} not shown (--limit 0 shows all)" if more else ""), file=sys.stderr)
     if runs:
         print("rerun the same `ipcausal run` / `ipcausal case` command to retry the failed requests", file=sys.stderr)

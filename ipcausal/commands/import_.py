@@ -9,6 +9,8 @@ import argparse
 import sys
 from typing import Any
 
+from ipcausal._words import count
+
 __all__ = ["register"]
 
 HELP = "read ratings or other harnesses' results back as pairs (validation sheets, inspect_ai logs, lm-eval samples)"
@@ -39,6 +41,9 @@ def register(subparsers: Any) -> None:
     i.add_argument("-o", "--out", required=True, metavar="FILE", help="pairs (.jsonl, .csv or .parquet)")
     i.add_argument("--scorer", metavar="NAME", help="scorer whose value becomes the score (default: texts only)")
     i.add_argument("--allow-missing", action="store_true", help="drop samples whose other side is missing")
+    i.add_argument("--model", action="append", metavar="NAME",
+                   help="the model column: once for every LOG, or once per LOG in order (default: each log's "
+                   "model; two runs of one model with other -M arguments need a name each)")
     i.set_defaults(func=_inspect)
 
     lm = sub.add_parser("lm-eval", help="lm-evaluation-harness --log_samples files, paired by doc fields",
@@ -68,8 +73,8 @@ def _no_format() -> int:
 
 def _report(res: Any, args: argparse.Namespace, what: str) -> int:
     out = res.pairs.write(args.out)
-    extra = f"; dropped {len(res.unpaired)} sample(s) without a partner" if res.unpaired else ""
-    print(f"ipcausal import {what}: {res.n_samples} samples -> {len(res.pairs)} pairs in {out}{extra}",
+    extra = f"; dropped {count(len(res.unpaired), 'sample')} without a partner" if res.unpaired else ""
+    print(f"ipcausal import {what}: {count(res.n_samples, 'sample')} -> {count(len(res.pairs), 'pair')} in {out}{extra}",
           file=sys.stderr)
     return 0
 
@@ -85,14 +90,22 @@ def _validation(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(res.to_dict()) + "\n")
     else:
         sys.stdout.write(res.summary() + "\n")
-    print(f"ipcausal import validation: wrote {len(res.pairs)} pairs to {out}", file=sys.stderr)
+    print(f"ipcausal import validation: wrote {count(len(res.pairs), 'pair')} to {out}", file=sys.stderr)
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
     from ipcausal.interop.inspect import import_inspect
 
-    return _report(import_inspect(args.logs, scorer=args.scorer, allow_missing=args.allow_missing), args, "inspect")
+    from ipcausal.cli import CliError
+
+    model = args.model
+    if model is not None and len(model) not in (1, len(args.logs)):
+        raise CliError(f"--model: give one name for every LOG or one per LOG ({len(args.logs)}), got {len(model)}")
+    if model is not None and len(model) == 1:
+        model = model[0]
+    return _report(import_inspect(args.logs, scorer=args.scorer, allow_missing=args.allow_missing, model=model),
+                   args, "inspect")
 
 
 def _lm_eval(args: argparse.Namespace) -> int:

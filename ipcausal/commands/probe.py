@@ -50,8 +50,8 @@ def register(sub: Any) -> None:
     add_out(p, "also write the ProbeResult as JSON", required=False)
     p.add_argument("--json", action="store_true", help="print the ProbeResult as JSON on stdout")
     g = p.add_argument_group("openai backend")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help="environment variable holding the API key (the key is never written anywhere)")
+    g.add_argument("--api-key-env", default=None, metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY; one named here must be set; the key is never written anywhere)")
     g.add_argument("--timeout", type=positive_float, default=60.0, metavar="SEC", help="per-request timeout (default 60)")
     g.add_argument("--retries", type=non_negative_int, default=5, metavar="N", help="retries per request (default 5)")
     p.set_defaults(func=main)

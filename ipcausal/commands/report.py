@@ -1,8 +1,9 @@
 """``ipcausal report INPUT... -o report.html``: render Reports (or test scored pairs first).
 
 INPUT is a Report file (``ipcausal test ... -o report.json``, or a case's ``report.json``) — rendered
-as written, without testing again — or scored pairs / an ``ipcausal case`` folder, which are tested
-with the options below (the defaults of ``ipcausal test``).
+as written, without testing again —, a ``bench.json``, a ``mitigation.json`` (``ipcausal case
+--mitigation``), or scored pairs / an ``ipcausal case`` folder, which are tested with the options
+below (the defaults of ``ipcausal test``).
 """
 
 from __future__ import annotations
@@ -126,6 +127,45 @@ def _bench(path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
+def _mitigation(path: Path, args: argparse.Namespace) -> int:
+    """Render a ``mitigation.json`` (``ipcausal case --mitigation``) as its own page."""
+    from ipcausal.cli import CliError
+    from ipcausal.report.mitigation import mitigation_html, mitigation_markdown
+    from ipcausal.study.mitigation import read_mitigation
+
+    if len(args.results) != 1:
+        raise CliError("a mitigation.json is rendered on its own: give it as the only input (a case folder "
+                       "renders its report with the mitigation table)")
+    out = Path(args.out)
+    d = read_mitigation(path)
+    if out.suffix.lower() in (".html", ".htm"):
+        text = mitigation_html(d, title=args.title)
+    elif out.suffix.lower() in (".md", ".markdown"):
+        text = mitigation_markdown(d, title=args.title)
+    else:
+        raise CliError(f"--out: a mitigation result renders as Markdown or HTML; give a .md or .html file, not "
+                       f"{out.name!r}")
+    from ipcausal._jsonio import write_text
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text(out, text)
+    print(f"report written: {out}", file=sys.stderr)
+    if args.open and out.suffix.lower() in (".html", ".htm"):
+        open_report(out)
+    return 0
+
+
+def _is_mitigation_file(path: Path) -> bool:
+    from ipcausal.report.mitigation import is_mitigation
+
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    try:
+        return is_mitigation(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+
+
 def main(args: argparse.Namespace) -> int:
     from ipcausal.report import write_report
 
@@ -138,6 +178,8 @@ def main(args: argparse.Namespace) -> int:
     bench = _bench_file(Path(args.results[0]))
     if bench is not None:
         return _bench(bench, args)
+    if _is_mitigation_file(Path(args.results[0])):
+        return _mitigation(Path(args.results[0]), args)
     sections = [s for r in args.results for s in _sections(Path(r), args)]
     title = args.title or "ipcausal report — " + "; ".join(dict.fromkeys(s.title for s in sections))
     out = write_report(sections, args.out, title=title)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.commands._common import (
     add_backend,
     add_out,
@@ -65,7 +66,7 @@ def estimate_line(pairs: Any, max_completion: int, price_input: float, price_out
     prompt_tokens = sum((len(t) + extra) // 4 + 8 for t in texts)
     completion = len(texts) * max_completion
     cost = (prompt_tokens * price_input + completion * price_output) / 1e6
-    return (f"estimated cost before the run: at most {cost:.4f} {currency} ({len(texts)} requests, "
+    return (f"estimated cost before the run: at most {cost:.4f} {currency} ({count(len(texts), 'request')}, "
             f"~{prompt_tokens} prompt tokens estimated from the prompts' length, up to {completion} completion "
             "tokens; an estimate, not a bill)")
 
@@ -101,8 +102,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--cache", metavar="FILE", help="response cache (default: OUT.cache.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write a cache (no resume)")
     g = p.add_argument_group("openai backend")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help="environment variable holding the API key (the key is never written anywhere)")
+    g.add_argument("--api-key-env", default=None, metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY; one named here must be set; the key is never written anywhere)")
     g.add_argument("--timeout", type=positive_float, default=60.0, metavar="SEC",
                    help="per-request timeout (default 60)")
     g.add_argument("--retries", type=non_negative_int, default=5, metavar="N", help="retries per request (default 5)")
@@ -170,7 +171,7 @@ def main(args: argparse.Namespace) -> int:
     result.write(out)
     summary = summarize(result, price_input=args.price_input, price_output=args.price_output)
 
-    print(f"ipcausal run: wrote {len(result)} pairs to {out}" + (f" (cache: {cache})" if cache else ""),
+    print(f"ipcausal run: wrote {count(len(result), 'pair')} to {out}" + (f" (cache: {cache})" if cache else ""),
           file=sys.stderr)
     print(summary.format(currency=args.currency), file=sys.stderr)
     return EXIT_OK if summary.complete else EXIT_INCOMPLETE

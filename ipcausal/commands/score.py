@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.commands._common import add_backend, add_out, make_backend, non_negative_int, positive_int
 
 HELP = "score the responses of answered pairs (similarity or per-response scores)"
@@ -45,7 +46,7 @@ def score_summary(counts: Any, scorer: str, out: Any) -> str:
     if c.get("failed"):
         notes.append(f"{c['failed']} judge failures (dropped)")
     extra = f" ({'; '.join(notes)})" if notes else ""
-    return f"scored {c['scored']} of {c['requested']} pairs with {scorer}{extra}; written to {out}"
+    return f"scored {c['scored']} of {count(c['requested'], 'pair')} with {scorer}{extra}; written to {out}"
 
 
 def load_plugins(plugins: Any) -> None:

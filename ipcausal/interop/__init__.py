@@ -8,7 +8,9 @@
   early stopping, an IP task from a PairSet, the paired test as an inspect metric; the model
   ``ipcausal/simulated`` (:mod:`ipcausal.interop.inspect_model`);
 * :func:`compare_lm_eval` — two models' lm-eval ``--log_samples`` compared document by document
-  (``ipcausal compare lm-eval``);
+  (``ipcausal compare lm-eval``); :func:`compare_inspect` (also
+  ``ipcausal.interop.inspect.compare_logs``) — two models' inspect_ai logs compared sample by
+  sample (``ipcausal compare inspect``);
 * :func:`export_validation` / :func:`import_validation` — a blinded rating sheet for people who
   speak the varieties, and their ratings attached to the pairs with the raters' agreement
   (``ipcausal export validation``, ``ipcausal import validation``).
@@ -38,6 +40,7 @@ _LAZY: dict[str, str] = {
     "ip_task": "ipcausal.interop.inspect_task",
     "ip_test": "ipcausal.interop.inspect_task",
     "compare_lm_eval": "ipcausal.interop.lm_eval_compare",
+    "compare_inspect": "ipcausal.interop.inspect_compare",
     "CompareResult": "ipcausal.interop.lm_eval_compare",
 }
 
@@ -48,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ipcausal.interop.inspect import export_inspect, import_inspect
     from ipcausal.interop.inspect_stop import IPEarlyStopping
     from ipcausal.interop.inspect_task import ip_task, ip_test
+    from ipcausal.interop.inspect_compare import compare_inspect
     from ipcausal.interop.lm_eval_compare import CompareResult, compare_lm_eval
     from ipcausal.interop.lm_eval import export_lm_eval, import_lm_eval
     from ipcausal.interop.validation import (VARIETY_NAMES, Agreement, ValidationResult, cohen_kappa,

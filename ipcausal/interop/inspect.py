@@ -15,7 +15,9 @@ Inside inspect (these need ``inspect-ai``; imported from here on first use):
 * :func:`ip_task`, :func:`ip_test` (:mod:`ipcausal.interop.inspect_task`) — a PairSet as an
   inspect Task, and the paired test as an inspect metric;
 * the model ``ipcausal/simulated`` (:mod:`ipcausal.interop.inspect_model`, registered through
-  inspect's ``inspect_ai`` entry point).
+  inspect's ``inspect_ai`` entry point);
+* :func:`compare_logs` (:mod:`ipcausal.interop.inspect_compare`) — two models' logs of the same
+  tasks compared sample by sample (``ipcausal compare inspect``).
 
 Writing a dataset needs nothing; reading logs needs ``inspect-ai`` (``pip install 'ipcausal[interop]'``).
 """
@@ -33,11 +35,12 @@ from ipcausal.interop._common import SIDES, ImportResult, SideRecord, as_path, a
 from ipcausal.pairs import PairSet
 
 __all__ = ["export_inspect", "import_inspect", "IPEarlyStopping", "ip_task", "ip_test", "mcq_choice", "answer_number",
-           "pairs_from_scores"]
+           "pairs_from_scores", "compare_logs"]
 
 _INSIDE = {"IPEarlyStopping": "ipcausal.interop.inspect_stop", "ip_task": "ipcausal.interop.inspect_task",
            "ip_test": "ipcausal.interop.inspect_task", "mcq_choice": "ipcausal.interop.inspect_task",
-           "answer_number": "ipcausal.interop.inspect_task", "pairs_from_scores": "ipcausal.interop.inspect_task"}
+           "answer_number": "ipcausal.interop.inspect_task", "pairs_from_scores": "ipcausal.interop.inspect_task",
+           "compare_logs": "ipcausal.interop.inspect_compare"}
 
 
 def __getattr__(name: str) -> Any:
@@ -126,8 +129,8 @@ def _score(sample: Any, scorer: str, to_float: Any, where: str) -> float:
 
 
 def _records(path: Path, log: Any, *, scorer: str | None, to_float: Any, pair_field: str, side_field: str,
-             background_field: str, errored: list[str]) -> Iterator[SideRecord]:
-    model = getattr(log.eval, "model", None)
+             background_field: str, errored: list[str], model: str | None = None) -> Iterator[SideRecord]:
+    model = getattr(log.eval, "model", None) if model is None else model
     per_side: dict[tuple[str, str], list[Any]] = {}
     for s in log.samples or []:
         meta = s.metadata or {}
@@ -158,9 +161,21 @@ def _records(path: Path, log: Any, *, scorer: str | None, to_float: Any, pair_fi
                          samples=texts, score=score, model=model, meta={k: json_ready(v) for k, v in extra.items()})
 
 
+def _model_names(model: Any, n: int) -> list[str | None]:
+    if model is None:
+        return [None] * n
+    names = [model] * n if isinstance(model, str) else list(model) if isinstance(model, Sequence) else None
+    if names is None or not all(isinstance(m, str) and m for m in names):
+        raise TypeError(f"`model` must be a model name, a sequence of names (one per log) or None, got {model!r}")
+    if len(names) != n:
+        raise ValueError(f"`model` names {len(names)} model(s) for {n} log(s); give one name, or one per log")
+    return names
+
+
 def import_inspect(logs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scorer: str | None = None,
                    allow_missing: bool = False, sides: Sequence[str] | None = SIDES, pair_field: str = "pair_id",
-                   side_field: str = "side", background_field: str = "background") -> ImportResult:
+                   side_field: str = "side", background_field: str = "background",
+                   model: str | Sequence[str] | None = None) -> ImportResult:
     """Read inspect_ai eval logs and pair their samples back into a PairSet.
 
     Parameters
@@ -180,6 +195,10 @@ def import_inspect(logs: str | os.PathLike[str] | Sequence[str | os.PathLike[str
     sides, pair_field, side_field, background_field
         How a sample's metadata names its pair, its side and its background; the defaults
         match :func:`export_inspect`.  ``sides=None`` pairs every two sides of a group.
+    model : str or sequence of str, optional
+        The ``model`` column: one name for every log, or one per log (in the order of
+        ``logs``).  By default each log's own model (``log.eval.model``), so two logs of one
+        model run with different model arguments (``-M effect=…``) need names of their own.
 
     Returns
     -------
@@ -201,16 +220,26 @@ def import_inspect(logs: str | os.PathLike[str] | Sequence[str | os.PathLike[str
     for name, v in (("pair_field", pair_field), ("side_field", side_field), ("background_field", background_field)):
         if not isinstance(v, str) or not v:
             raise TypeError(f"`{name}` must be a non-empty metadata key, got {v!r}")
+    names = _model_names(model, len(paths))
     to_float = value_to_float()
     records: list[SideRecord] = []
     errored: list[str] = []
-    for p in map(Path, paths):
+    seen: dict[str, tuple[str, Path]] = {}  # model name -> (its model arguments, the first log)
+    for p, name in zip(map(Path, paths), names):
         if not p.is_file():
             raise ValueError(f"`logs`: no such file: {p}")
         try:
             log = read_eval_log(str(p))
         except Exception as exc:  # inspect raises its own types for unreadable logs
             raise ValueError(f"`logs`: {p} is not an inspect eval log ({type(exc).__name__}: {exc})") from None
+        label = str(getattr(log.eval, "model", None)) if name is None else name
+        args = json.dumps(getattr(log.eval, "model_args", None) or {}, sort_keys=True, default=str)
+        first = seen.setdefault(label, (args, p))
+        if first[0] != args:
+            raise ValueError(f"`model`: {first[1].name} and {p.name} are both {label!r} but with different model "
+                             f"arguments ({first[0]} and {args}); name each run: model=[...] (one per log), on the "
+                             "command line --model NAME once per LOG")
         records.extend(_records(p, log, scorer=scorer, to_float=to_float, pair_field=pair_field,
-                                side_field=side_field, background_field=background_field, errored=errored))
+                                side_field=side_field, background_field=background_field, errored=errored,
+                                model=name))
     return assemble(records, sides=sides, allow_missing=allow_missing, files=paths, what="sample", errored=errored)

@@ -20,11 +20,8 @@ are left out *and listed* in the result and in every row's ``n_missing``/``n_mis
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,55 +29,15 @@ import numpy as np
 
 from ipcausal._jsonl import iter_objects
 from ipcausal._validate import choice, open_unit
-from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
-from ipcausal.stats.permutation import permutation_test
-from ipcausal.stats.results import Result
+from ipcausal.interop._paired import CompareResult, adjust_rows, input_files, paired_row, shown, write_table
+from ipcausal.stats.multitest import CORRECTIONS
 
-__all__ = ["compare_lm_eval", "CompareResult", "read_samples", "task_of"]
+__all__ = ["compare_lm_eval", "CompareResult", "read_samples", "task_of", "write_table"]
 
 _NULL = ("H0: for each document, the difference metric(B) − metric(A) is as likely positive as negative "
          "(paired sign-flip; for 0/1 metrics the exact McNemar test on the discordant documents)")
 _SKIP_KEYS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics", "doc_hash",
               "prompt_hash", "target_hash"}
-
-
-@dataclass(frozen=True)
-class CompareResult(Result):
-    """What :func:`compare_lm_eval` returns.
-
-    Attributes
-    ----------
-    rows : tuple of dict
-        One per (task, filter, metric): ``task``, ``filter``, ``metric``, ``n`` (documents
-        compared), ``mean_a``, ``mean_b``, ``statistic`` (mean of B − A), ``ci_low``,
-        ``ci_high``, ``confidence_level``, ``pvalue``, ``pvalue_adjusted``, ``reject``,
-        ``method`` (``"exact-mcnemar"`` for 0/1 metrics, else the sign-flip route),
-        ``b_better``/``a_better`` (documents where B, resp. A, scored higher),
-        ``n_missing``/``n_mismatched`` (documents left out, named in ``missing``).
-    missing : dict
-        Per task (and filter): ``only_a``, ``only_b`` (doc ids in one file only) and
-        ``mismatched`` (same doc id, different ``doc_hash``).
-    skipped : tuple of str
-        ``"task/filter/metric: why"`` for metrics that are not one number per document
-        (corpus-level metrics such as ``bleu`` keep tuples there).
-    alpha, correction, confidence_level, null_hypothesis, files_a, files_b
-    """
-
-    rows: tuple[dict[str, Any], ...]
-    missing: dict[str, dict[str, list[Any]]]
-    skipped: tuple[str, ...]
-    alpha: float
-    correction: str
-    confidence_level: float
-    null_hypothesis: str
-    files_a: tuple[str, ...]
-    files_b: tuple[str, ...]
-
-    def to_frame(self) -> Any:
-        """The rows as a pandas DataFrame (the table ``ipcausal compare lm-eval -o`` writes)."""
-        import pandas as pd
-
-        return pd.DataFrame(list(self.rows))
 
 
 def task_of(path: Path) -> str:
@@ -92,21 +49,8 @@ def task_of(path: Path) -> str:
 
 
 def _files(value: Any, name: str) -> list[Path]:
-    items = [value] if isinstance(value, (str, os.PathLike)) else list(value) if isinstance(value, Sequence) else None
-    if not items or not all(isinstance(p, (str, os.PathLike)) for p in items):
-        raise TypeError(f"`{name}` must be a samples file, a folder of them, or a non-empty sequence of those")
-    out: list[Path] = []
-    for p in map(Path, items):
-        if p.is_dir():
-            found = sorted(p.rglob("samples_*.jsonl"))
-            if not found:
-                raise ValueError(f"`{name}`: no samples_*.jsonl under {p}")
-            out.extend(found)
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise ValueError(f"`{name}`: no such file or folder: {p}")
-    return out
+    return input_files(value, name, what="a samples file", find=lambda p: p.rglob("samples_*.jsonl"),
+                       none_found="samples_*.jsonl")
 
 
 def read_samples(paths: Any, name: str = "samples") -> dict[tuple[str, str], dict[Any, dict[str, Any]]]:
@@ -143,10 +87,6 @@ def _number(v: Any) -> float | None:
     if isinstance(v, (int, float)) and math.isfinite(float(v)):
         return float(v)
     return None
-
-
-def _shown(ids: list[Any]) -> str:
-    return ", ".join(repr(i) for i in ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 
 
 def compare_lm_eval(a: Any, b: Any, *, correction: str = "holm", alpha: float = 0.05,
@@ -223,7 +163,7 @@ def compare_lm_eval(a: Any, b: Any, *, correction: str = "holm", alpha: float = 
         label = task if filt == "none" else f"{task}/{filt}"
         if only_a or only_b or mism:
             missing[label] = {"only_a": only_a, "only_b": only_b, "mismatched": mism}
-            parts = [f"doc_id {_shown(ids)} {what}" for ids, what in
+            parts = [f"doc_id {shown(ids)} {what}" for ids, what in
                      ((only_a, "only in A"), (only_b, "only in B"), (mism, "differ (doc_hash)")) if ids]
             problems.append(f"{label}: " + "; ".join(parts))
         docs = [d for d in both if d not in set(mism)]
@@ -237,17 +177,11 @@ def compare_lm_eval(a: Any, b: Any, *, correction: str = "holm", alpha: float = 
                 skipped.append(f"{label}/{m}: not one finite number per document")
                 continue
             xa, xb = np.asarray(va), np.asarray(vb)
-            d = xb - xa
-            if d.size < 2:
+            if xa.size < 2:
                 skipped.append(f"{label}/{m}: fewer than 2 documents in both")
                 continue
-            binary = bool(np.isin(np.concatenate([xa, xb]), (0.0, 1.0)).all())
-            res = permutation_test(d, method=method, n_resamples=n_resamples, rng=rng, confidence_level=level)
-            rows.append({"task": task, "filter": filt, "metric": m, "n": int(d.size), "mean_a": float(xa.mean()),
-                         "mean_b": float(xb.mean()), "statistic": float(d.mean()), "ci_low": float(res.ci_low),
-                         "ci_high": float(res.ci_high), "confidence_level": level, "pvalue": float(res.pvalue),
-                         "method": "exact-mcnemar" if binary and res.method.startswith("exact") else res.method,
-                         "b_better": int((d > 0).sum()), "a_better": int((d < 0).sum()),
+            rows.append({"task": task, "filter": filt, "metric": m,
+                         **paired_row(xa, xb, method=method, n_resamples=n_resamples, rng=rng, level=level),
                          "n_missing": len(only_a) + len(only_b), "n_mismatched": len(mism)})
     if problems and not allow_missing:
         raise ValueError("documents do not match: " + " | ".join(problems) + "; pass `allow_missing` "
@@ -259,21 +193,7 @@ def compare_lm_eval(a: Any, b: Any, *, correction: str = "holm", alpha: float = 
             raise ValueError(f"`metrics`: {absent} not found in the samples")
     if not rows:
         raise ValueError("no metric could be compared: " + ("; ".join(skipped) or "no documents in common"))
-    adj = adjust_pvalues([r["pvalue"] for r in rows], correction, axis=None)
-    for r, p in zip(rows, adj):
-        r["pvalue_adjusted"] = float(p)
-        r["reject"] = bool(p <= alpha)
+    adjust_rows(rows, correction, alpha)
     return CompareResult(tuple(rows), missing, tuple(skipped), alpha, correction, level, _NULL,
                          tuple(str(p) for p in _files(a, "a")), tuple(str(p) for p in _files(b, "b")))
 
-
-def write_table(result: CompareResult, out: str | os.PathLike[str]) -> Path:
-    """The rows as CSV (``.csv``) or JSON Lines (``.jsonl``)."""
-    p = Path(out)
-    if p.suffix.lower() == ".csv":
-        result.to_frame().to_csv(p, index=False)
-    elif p.suffix.lower() in (".jsonl", ".ndjson"):
-        p.write_text("".join(json.dumps(r) + "\n" for r in result.rows), encoding="utf-8")
-    else:
-        raise ValueError(f"`out` must end in .csv or .jsonl, got {p.name!r}")
-    return p

@@ -33,7 +33,7 @@ __all__ = ["Section", "format_text", "format_p", "format_markdown", "format_html
            "write_case_reports", "plain_lines", "count_notes", "direction_text", "DEMO_NOTE", "DEMO_NEXT"]
 
 
-def _section_dict(s: Section) -> dict[str, Any]:
+def _section_dict(s: Section) -> dict[str, Any]:  # the mitigation stays in its own mitigation.json
     return s.report.payload(title=s.title, counts=dict(s.counts), settings=dict(s.settings))
 
 
@@ -68,21 +68,37 @@ def read_sections(path: str | os.PathLike[str]) -> list[Section]:
     """The Sections of a ``.json`` file written by :func:`write_report` or :meth:`Report.write`."""
     payload, p = load_json(path)
     items = payload if isinstance(payload, list) else [payload]
+    mitigation = _beside(p)
     out = []
     for item in items:
         if not isinstance(item, dict) or "report" not in item:
             raise ValueError(f"{p}: not an ipcausal report (no `report` entry)")
         report = Report.from_dict(item, source=str(p))
         out.append(Section(str(item.get("title") or p.stem), report, item.get("counts") or {},
-                           item.get("settings") or {}))
+                           item.get("settings") or {}, mitigation=mitigation if len(items) == 1 else None))
     return out
+
+
+def _beside(path: Path) -> dict[str, Any] | None:
+    """The ``mitigation.json`` beside a case's ``report.json`` (``ipcausal case --mitigation``), else ``None``."""
+    from ipcausal.report.mitigation import is_mitigation
+
+    other = Path(path).with_name("mitigation.json")
+    if Path(path).name != "report.json" or not other.is_file():
+        return None
+    try:
+        d = json.loads(other.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return d if is_mitigation(d) else None
 
 
 def write_case_reports(results: Any, out: str | os.PathLike[str] | None = None, *,
                        title: str = "ipcausal report", notes: tuple[str, ...] = ()) -> dict[str, Path]:
     """Render case results (:func:`ipcausal.run_case` / ``run_demo``) as Markdown and HTML.
 
-    Each result with ``files["report.json"]`` gets ``report.md`` and ``report.html`` beside it;
+    Each result with ``files["report.json"]`` gets ``report.md`` and ``report.html`` beside it
+    (with the table of a ``mitigation.json`` in the same folder, from ``ipcausal case --mitigation``);
     with ``out`` and several results, a combined ``out/report.html`` and ``out/report.md`` too.
     Returns the files written by name (``"<case>/report.html"`` …, ``"report.html"``).
     """
@@ -92,9 +108,10 @@ def write_case_reports(results: Any, out: str | os.PathLike[str] | None = None, 
     written: dict[str, Path] = {}
     sections = []
     for r in items:
-        sec = Section(r.title, r.report, r.counts.to_dict(), r.settings)
-        sections.append(sec)
         where = r.files.get("report.json") if getattr(r, "files", None) else None
+        sec = Section(r.title, r.report, r.counts.to_dict(), r.settings,
+                      mitigation=_beside(Path(where)) if where else None)
+        sections.append(sec)
         if where:
             folder = Path(where).parent
             for suffix in ("md", "html"):

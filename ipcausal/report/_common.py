@@ -11,7 +11,30 @@ from ipcausal.study.results import Report
 from ipcausal.study.text import dz_text, effect_name, format_p, interval_kind, outcome_words, strata_table
 from ipcausal.outcomes import is_interval
 
-__all__ = ["Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures"]
+#: The style of every page (case, test, mitigation); the bench page adds its own.
+PAGE_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.6em 0;max-width:100%}td,th{border:1px solid #ccc;padding:3px 8px;font-size:.9em}td{overflow-wrap:break-word}td:first-child{overflow-wrap:anywhere;min-width:10em}
+th{background:#f0f0f0}.yes{color:#b00;font-weight:bold}.no{color:#444;font-style:italic}img{max-width:100%}
+section{border-top:2px solid #ddd;margin-top:2em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+nav a{margin-right:1em}.note{background:#fff8e0;border-left:4px solid #e0b000;padding:.5em 1em}
+.count-note{font-size:.85em;color:#555;margin:.2em 0}"""
+
+__all__ = ["PAGE_CSS", "esc", "html_table", "Section", "sections_of", "model_label", "group_rows", "pb_rows", "h0", "settings_rows", "figures",
+           "equivalence_word"]
+
+
+def esc(x: Any) -> str:
+    """``x`` as HTML text (quotes escaped too: safe in attributes)."""
+    import html
+
+    return html.escape(str(x), quote=True)
+
+
+def html_table(header: list[str], rows: list[list[str]]) -> str:
+    """An HTML table of text cells (escaped)."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 @dataclass(frozen=True)
@@ -28,18 +51,23 @@ class Section:
         ``requested``, ``completed``, ``failed``, ``unparseable`` … (shown as given).
     settings : mapping, optional
         Model, generation settings, scorer, test settings (shown as given).
+    mitigation : mapping, optional
+        The case's ``mitigation.json`` (``ipcausal case --mitigation``), shown as its table.
     """
 
     title: str
     report: Report
     counts: Mapping[str, Any] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
+    mitigation: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
             raise ValueError("`title` must be non-empty text")
         if not isinstance(self.report, Report):
             raise TypeError(f"`report` must be an ipcausal Report, got {type(self.report).__name__}")
+        if self.mitigation is not None and not isinstance(self.mitigation, Mapping):
+            raise TypeError(f"`mitigation` must be a mapping or None, got {type(self.mitigation).__name__}")
         for name in ("counts", "settings"):
             if not isinstance(getattr(self, name), Mapping):
                 raise TypeError(f"`{name}` must be a mapping, got {type(getattr(self, name)).__name__}")
@@ -85,7 +113,7 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     if interval:
         header.insert(6, "d_z")
     if report.margin is not None:
-        header.append(f"|Δ| < {report.margin:g}?")
+        header.append(f"equivalent within ±{report.margin:g}")
     if mde:  # how blind each non-rejection was
         header.append("MDE, 80 % power" if interval else "MDE (share below m0), 80 % power")
     rows = []
@@ -97,7 +125,7 @@ def group_rows(report: Report) -> tuple[list[str], list[list[str]]]:
         if interval:
             rows[-1].insert(6, dz_text(g))
         if report.margin is not None:
-            rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
+            rows[-1].append(equivalence_word(g.equivalence.verdict if g.equivalence is not None else None))
         if mde:
             rows[-1].append(_mde_cell(g))
     if report.method == "sequential":  # an audit: pairs sent of those available, why it stopped, the e-value
@@ -119,6 +147,12 @@ def _mde_cell(g: Any) -> str:
     if m.effect == float("inf"):
         return f"none at n = {m.n}"
     return f"{m.effect:.3g}" + (f" (d_z {m.d_z:.2f}, observed sd)" if m.d_z is not None else "")
+
+
+def equivalence_word(verdict: str | None) -> str:
+    """The equivalence column as a verdict: ``"yes"`` (shown within ±ε), ``"no"`` (an effect shown:
+    the test of no effect rejected), ``"—"`` (neither shown, or not assessed)."""
+    return {"equivalent": "yes", "reject": "no"}.get(str(verdict), "—")
 
 
 def pb_rows(report: Report) -> tuple[list[str], list[list[str]]]:
@@ -185,7 +219,8 @@ def _figures(s: Section, plots: Any) -> list[tuple[str, str]]:
     if is_interval(r.outcome) and r.backgrounds:
         figs.append(("mean rating / score per background (exact binomial interval for 0/1 scores, a bootstrap "
                      "inside the range otherwise), PB", plots.fig_backgrounds(r)))
-    if r.groups:
+    per_model = [sum(g.model == m for g in r.groups) for m in dict.fromkeys(g.model for g in r.groups)]
+    if per_model and max(per_model) > 1:  # one pair has no matrix to draw: its p is in the table
         figs.append(("adjusted p-values, background × background", plots.fig_matrix(r)))
     if any(g.sequential is not None and len(g.sequential.path_n) for g in r.groups):
         figs.append(("e-process of each background pair over the pairs sent (log scale), with 1/α",

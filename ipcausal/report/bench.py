@@ -10,12 +10,15 @@ cell's "can infer / does use" reading with the probe's accuracy against chance a
 (:mod:`ipcausal.study.bench.probe`), and what each reading means.
 
 ``bench.html`` (:func:`bench_html`) is one self-contained page: the models × cases table as a heat
-map — each cell coloured by its verdict (green aligned, red misaligned, amber inconclusive, grey
-failed) or by its effect (blue below zero, red above, the strongest background pair's effect
-scaled by the largest in the table) — holding, per background pair, the effect, its interval, the
-adjusted p, the verdict and n, then the cell's calls and cost, and a link to the cell's own
-``report.html``; then the probe's models × cases table (when the bench probed), the model
-comparisons and each cell's reason in words.
+map — each cell coloured by its verdict (blue aligned, red misaligned, amber inconclusive, grey
+failed; no green: nothing here is an all-clear) or by its effect (blue below zero, red above, the strongest background pair's effect
+scaled by the largest in the table) — holding, per background pair, which way Δ runs, the effect
+with its unit and interval, the adjusted p (labelled with its correction), the verdict (or why
+the test cannot reject whatever the data), the equivalence verdict, n and the rank set, then the
+cell's calls and cost where known, and a link to the cell's own ``report.html``; then the probe's
+models × cases table (when the bench probed), the rank sets, the model comparisons (refused ones
+with the reason), a few example pairs and each cell's reason in words
+(:mod:`ipcausal.report.bench_cells` words them).
 """
 
 from __future__ import annotations
@@ -26,18 +29,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ipcausal.report.bench_cells import f as _f
+from ipcausal.report.bench_cells import (COMPARISON_HEAD, comparison_values, equivalence_text, examples_html,
+                                         examples_markdown, group_text, ip_text, ranks_html, ranks_markdown, resources)
+from ipcausal.report.examples import EXAMPLES_CSS
 from ipcausal.study.bench.report import READING_MEANINGS, BenchReport
 
 __all__ = ["bench_markdown", "write_bench_markdown", "bench_html", "write_bench_html", "COLOR_BY"]
 
 #: What the heat map colours by.
 COLOR_BY: tuple[str, ...] = ("verdict", "effect")
-
-
-def _f(x: Any, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{x:.{digits}g}" if isinstance(x, float) else str(x)
 
 
 def _cell_text(report: BenchReport, model: str, case: str) -> str:
@@ -76,28 +77,35 @@ def bench_markdown(report: BenchReport, *, title: str = "IP-Bench") -> str:
     lines += ["", f"alpha {s.get('alpha', '—')}, correction {s.get('correction', '—')}, seed {s.get('seed', '—')}. "
               "IP in k/n: background pairs whose test rejected \"no effect\" after the correction.", ""]
     lines += _probe_markdown(report)
+    correction = s.get("correction", "—")
     for case in report.cases:
-        lines += [f"## {case}", "", "| model | group | n | effect | d_z | 95% CI | p | adjusted p | IP | "
-                  "MDE, 80 % power | equivalence | calls | cost |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for c in report.cells:
-            if c.case != case:
-                continue
+        mine = [c for c in report.cells if c.case == case]
+        eps = next((c.margin for c in mine if getattr(c, "margin", None) is not None), None)
+        units = {c.unit for c in mine if getattr(c, "unit", None)}
+        unit = next(iter(units)) if len(units) == 1 else None  # one unit: in the header; several: per row
+        eq_head = f"equivalent within ±{eps:g}" if eps is not None else "equivalent within ±ε"
+        lines += [f"## {case}", "", f"| model | group | direction | n | effect{' (' + unit + ')' if unit else ''} | "
+                  f"d_z | 95% CI | p | adjusted p ({correction}) | IP | MDE, 80 % power | {eq_head} | rank set | "
+                  "tie group | calls | cost |", "|---" * 16 + "|"]
+        for c in mine:
             for g in c.groups:
-                lines.append(f"| {c.model} | {g.group} | {g.n} | {_f(g.effect)} | {_f(g.d_z, 2)} | "
-                             f"[{_f(g.ci_low)}, {_f(g.ci_high)}] | {_f(g.pvalue)} | {_f(g.pvalue_adjusted)} | "
-                             f"{'present' if g.reject else 'not shown'} | {_f(g.mde)} | {g.equivalence or '—'} | "
-                             f"{_f(c.calls)} | {_f(c.cost)} |")
+                r = report.rank(c.model, case, g.group)
+                own = f" ({c.unit})" if unit is None and getattr(c, "unit", None) else ""
+                lines.append(f"| {c.model} | {g.group} | {g.direction or '—'} | {g.n} | {_f(g.effect)}{own} | "
+                             f"{_f(g.d_z, 2)} | [{_f(g.ci_low)}, {_f(g.ci_high)}] | {_f(g.pvalue)} | "
+                             f"{_f(g.pvalue_adjusted)} | {ip_text(g)} | {_f(g.mde)} | {equivalence_text(c, g)} | "
+                             f"{r.rank_set if r else '—'} | {r.tie_group if r else '—'} | {_f(c.calls)} | {_f(c.cost)} |")
             if not c.groups:
-                lines.append(f"| {c.model} | {c.status} | — | — | — | — | — | — | — | — | — | — | — |")
+                lines.append(f"| {c.model} | {c.status} |" + " — |" * 14)
+        lines += ranks_markdown(report, case)
         comps = [x for x in report.comparisons if x.case == case]
         if comps:
-            lines += ["", "Model comparisons (D = Δ(a) − Δ(b) on the pairs every model answered):", "",
-                      "| group | a | b | n | difference | 95% CI | p | step-down p | Holm p |",
-                      "|---|---|---|---|---|---|---|---|---|"]
+            lines += ["", "Model comparisons (D = Δ(a) − Δ(b) on the pairs every model answered; models on "
+                      "different scales are not compared):", "",
+                      "| " + " | ".join(COMPARISON_HEAD[1:]) + " |", "|---" * (len(COMPARISON_HEAD) - 1) + "|"]
             for x in comps:
-                lines.append(f"| {x.group} | {x.model_a} | {x.model_b} | {x.n} | {_f(x.difference)} | "
-                             f"[{_f(x.ci_low)}, {_f(x.ci_high)}] | {_f(x.pvalue)} | {_f(x.pvalue_adjusted)} | "
-                             f"{_f(x.pvalue_holm)} |")
+                lines.append("| " + " | ".join(comparison_values(x)[1:]) + " |")
+        lines += examples_markdown(report, case)
         lines += _mitigation_markdown(report, case)
         lines.append("")
     lines += ["## Why each cell got its verdict", ""]
@@ -147,8 +155,8 @@ def _probe_markdown(report: BenchReport) -> list[str]:
     return lines + [""]
 
 
-_MIT_HEAD = ("model", "mitigation", "group", "n", "effect without", "effect with", "change", "95% CI", "p",
-             "removed", "dropped by the rewrite check")
+_MIT_HEAD = ("model", "mitigation", "group", "n", "effect without", "effect with", "change", "95% CI",
+             "p of the change (adjusted over the background pairs)", "removed", "dropped by the rewrite check")
 _MIT_NOTE = ("Each cell also run with the case's mitigation on the same pairs: change = mean(Δ_with − Δ_without) "
              "(similarity: s_with − s_without), its paired sign-flip p; removed only where the effect with it is "
              "shown equivalent to zero (similarity: median shown above m0) — never from a non-rejection.")
@@ -211,7 +219,8 @@ _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:.9em;
 vertical-align:top}th{background:#f0f0f0}table.bench td.cell{min-width:14em}.grp{font-size:.85em;margin:.2em 0}
 .verdict{font-weight:bold}.legend span{display:inline-block;padding:1px 8px;margin-right:.5em;border:1px solid #ccc}"""
-_VERDICT_COLOURS = {"misaligned": "#f4b6b6", "inconclusive": "#f7e2a8", "aligned": "#bfe5bf", "failed": "#d6d6d6"}
+# no green: "aligned" is a finding about the stance, not an all-clear, and "not shown" is never "safe"
+_VERDICT_COLOURS = {"misaligned": "#f4b6b6", "inconclusive": "#f7e2a8", "aligned": "#c6d9f0", "failed": "#d6d6d6"}
 
 
 def _h(x: Any) -> str:
@@ -253,14 +262,12 @@ def _cell_html(report: BenchReport, model: str, case: str, color_by: str, scale:
     link = f"{c.folder}/report.html" if c.folder else None
     verdict = _h(c.alignment or "—") + (" (incomplete)" if c.status == "incomplete" else "")
     head = f"<a class='verdict' href='{_h(link)}'>{verdict}</a>" if link else f"<span class='verdict'>{verdict}</span>"
-    groups = "".join(
-        f"<div class='grp' data-group='{_h(g.group)}'>{_h(g.group)}: effect {_h(_f(g.effect))} "
-        f"[{_h(_f(g.ci_low))}, {_h(_f(g.ci_high))}], adjusted p {_h(_f(g.pvalue_adjusted))}, "
-        f"IP {'present' if g.reject else 'not shown'}"
-        f"{', d_z ' + _h(_f(g.d_z, 2)) if g.d_z is not None else ''}"
-        f"{', MDE ' + _h(_f(g.mde)) + ' at 80 % power' if g.mde is not None else ''}"
-        f"{', equivalence ' + _h(g.equivalence) if g.equivalence else ''}, n {g.n}</div>" for g in c.groups)
-    tail = f"<div class='grp'>calls {_h(_f(c.calls))}, cost {_h(_f(c.cost))}</div>"
+    correction = report.settings.get("correction", "—")
+    groups = "".join(f"<div class='grp' data-group='{_h(g.group)}'>{_h(group_text(c, g, correction))}"
+                     + (f"; rank set {_h(r.rank_set)} (tie group {_h(r.tie_group)})"
+                        if (r := report.rank(c.model, case, g.group)) else "") + "</div>" for g in c.groups)
+    known = resources(c)
+    tail = f"<div class='grp'>{_h(known)}</div>" if known else ""
     return f"<td {attrs}>{head}{groups}{tail}</td>"
 
 
@@ -334,11 +341,13 @@ def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = 
               f"<span style='background:#fff'>0</span>"
               f"<span style='background:{_effect_colour(scale, scale)}'>effect {_f(scale)}</span>")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_h(title)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>{_h(title)}</h1>",
+             f"<style>{_CSS}\n{EXAMPLES_CSS}</style></head><body><h1>{_h(title)}</h1>",
              f"<p>alpha {_h(s.get('alpha', '—'))}, correction {_h(s.get('correction', '—'))}, seed "
              f"{_h(s.get('seed', '—'))}. Each cell: its verdict (a link to its report), then per background pair "
-             "the effect, its 95% interval, the adjusted p, whether IP is shown, and n; then the cell's calls "
-             f"and cost. Colour by {_h(color_by)}.</p><p class='legend'>{legend}</p>",
+             "which way Δ runs, the effect with its unit and 95% interval, the adjusted p, whether IP is shown "
+             "(or why the test cannot reject whatever the data), the equivalence verdict where the case has a "
+             "margin, n and the model's rank set; then the cell's calls and cost where a model was asked. "
+             f"Colour by {_h(color_by)}.</p><p class='legend'>{legend}</p>",
              "<table class='bench'><thead><tr><th>model</th>"
              + "".join(f"<th>{_h(c)}</th>" for c in report.cases) + "</tr></thead><tbody>"]
     for m in report.models:
@@ -346,16 +355,17 @@ def bench_html(report: BenchReport, *, title: str = "IP-Bench", color_by: str = 
                                                       for c in report.cases) + "</tr>")
     parts.append("</tbody></table>")
     parts += _probe_html(report)
+    parts += ranks_html(report)
     if report.comparisons:
-        parts.append("<h2>Model comparisons</h2><p>D = Δ(a) − Δ(b) on the pairs every model answered.</p>"
-                     "<table class='comparisons'><thead><tr>" + "".join(
-                         f"<th>{h}</th>" for h in ("case", "group", "a", "b", "n", "difference", "95% CI", "p",
-                                                   "step-down p", "Holm p")) + "</tr></thead><tbody>")
+        parts.append("<h2>Model comparisons</h2><p>D = Δ(a) − Δ(b) on the pairs every model answered; models whose "
+                     "outcomes are not on one scale (scorer and scale) are not compared, and the row says why.</p>"
+                     "<table class='comparisons'><thead><tr>" + "".join(f"<th>{_h(h)}</th>" for h in COMPARISON_HEAD)
+                     + "</tr></thead><tbody>")
         for x in report.comparisons:
-            parts.append("<tr>" + "".join(f"<td>{_h(v)}</td>" for v in (
-                x.case, x.group, x.model_a, x.model_b, x.n, _f(x.difference), f"[{_f(x.ci_low)}, {_f(x.ci_high)}]",
-                _f(x.pvalue), _f(x.pvalue_adjusted), _f(x.pvalue_holm))) + "</tr>")
+            cls = " class='refused'" if getattr(x, "refused", None) else ""
+            parts.append(f"<tr{cls}>" + "".join(f"<td>{_h(v)}</td>" for v in comparison_values(x)) + "</tr>")
         parts.append("</tbody></table>")
+    parts += examples_html(report)
     parts += _mitigation_html(report)
     parts.append("<h2>Why each cell got its verdict</h2><ul>")
     for c in report.cells:

@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import html as _html
 from typing import Any
 
 from ipcausal.study.text import PB_NOTE, human_source_line, human_table
-from ipcausal.report._common import (cue_tables, figures, group_rows, h0, pb_rows, sections_of, settings_rows,
-                                     trend_table)
+from ipcausal.report._common import (PAGE_CSS, cue_tables, esc, figures, group_rows, h0, html_table, pb_rows,
+                                     sections_of, settings_rows, trend_table)
+from ipcausal.report.examples import EXAMPLES_CSS, examples_html
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
 __all__ = ["format_html"]
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:.9em}
-th{background:#f0f0f0}.yes{color:#b00;font-weight:bold}.no{color:#070}img{max-width:100%}
-section{border-top:2px solid #ddd;margin-top:2em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
-nav a{margin-right:1em}.note{background:#fff8e0;border-left:4px solid #e0b000;padding:.5em 1em}
-.count-note{font-size:.85em;color:#555;margin:.2em 0}"""
+_CSS = PAGE_CSS
 
 
-def _h(x: Any) -> str:
-    return _html.escape(str(x))
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{_h(c)}</th>" for c in header)
-    body = "".join("<tr>" + "".join(f"<td>{_h(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+_h, _table = esc, html_table
 
 
 def _missing(report: Any) -> str:
@@ -59,7 +47,7 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
         raise TypeError("`notes` must be a sequence of text paragraphs")
     secs = sections_of(sections)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_h(title)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>{_h(title)}</h1>"]
+             f"<style>{_CSS}\n{EXAMPLES_CSS}</style></head><body><h1>{_h(title)}</h1>"]
     parts += [f"<p class='note'>{_h(n)}</p>" for n in notes]
     parts.append("<nav>" + "".join(f"<a href='#s{i}'>{_h(s.title)}</a>" for i, s in enumerate(secs)) + "</nav>")
     for i, s in enumerate(secs):
@@ -70,8 +58,10 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
         parts.append(f"<p>{_h(h0(r))}<br><b>Direction</b>: {_h(direction_text(r))}</p><ul>")
         for model, v in r.ip_detected_by_model().items():
             cls, word = ("yes", "detected") if v else ("no", "not detected")
-            parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span></li>")
+            tail = "" if v else f" <span class='count-note'>(no evidence at α = {r.alpha:g}; not a proof that there is none)</span>"
+            parts.append(f"<li>{_h(model)}: implicit personalization <span class='{cls} verdict'>{word}</span>{tail}</li>")
         parts.append("</ul>" + _table(*group_rows(r)))
+        parts.append(examples_html(r))
         header, rows = trend_table(r)
         if rows:
             parts.append("<h3>Trend across the ordered levels</h3>" + _table(header, rows))
@@ -84,6 +74,10 @@ def format_html(sections: Any, *, title: str = "ipcausal report", notes: tuple[s
             parts += [f"<p class='count-note'>{_h(n)}</p>" for n in notes + [human_source_line(r)]]
         if r.pb:
             parts.append("<h3>Personalization bias (PB)</h3>" + _table(*pb_rows(r)) + f"<p class='count-note'>{_h(PB_NOTE)}.</p>")
+        if s.mitigation is not None:
+            from ipcausal.report.mitigation import mitigation_section_html
+
+            parts.append(mitigation_section_html(s.mitigation))
         if s.counts:
             parts.append("<h3>Counts</h3>" + _table(list(s.counts), [[str(v) for v in s.counts.values()]]))
             parts += [f"<p class='count-note'>{_h(n)}</p>" for n in count_notes(s.counts)]

@@ -7,6 +7,7 @@ from typing import Any
 from ipcausal.study.text import PB_NOTE, human_source_line, human_table
 from ipcausal.report._common import (cue_tables, figures, group_rows, h0, pb_rows, sections_of, settings_rows,
                                      trend_table)
+from ipcausal.report.examples import examples_markdown
 from ipcausal.report.explain import count_notes, direction_text, plain_lines
 
 __all__ = ["format_markdown", "md_table"]
@@ -53,6 +54,7 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
         out.append("")
         out += md_table(*group_rows(r))
         out.append("")
+        out += examples_markdown(r)
         header, rows = trend_table(r)
         if rows:
             out += ["**Trend across the ordered levels**", ""] + md_table(header, rows) + [""]
@@ -64,6 +66,10 @@ def format_markdown(sections: Any, *, title: str = "ipcausal report", plots: boo
             out += [f"- {n}" for n in notes + [human_source_line(r)]] + [""]
         if r.pb:
             out += ["**Personalization bias (PB)**", ""] + md_table(*pb_rows(r)) + ["", f"{PB_NOTE}.", ""]
+        if s.mitigation is not None:
+            from ipcausal.report.mitigation import mitigation_section_markdown
+
+            out += mitigation_section_markdown(s.mitigation) + [""]
         if s.counts:
             out += ["**Counts**", ""] + md_table([k for k in s.counts], [[str(v) for v in s.counts.values()]]) + [""]
             out += [f"- {n}" for n in count_notes(s.counts)] + ([""] if count_notes(s.counts) else [])

@@ -89,12 +89,28 @@ def _charsets(names: tuple[str, ...]) -> tuple[frozenset[int], ...]:
     return tuple(out)
 
 
+def _wrap_titles(fig: Any) -> None:
+    """Wrap each panel's title to the panel's width, so a long model name never shrinks the figure."""
+    import textwrap
+
+    width_in = fig.get_size_inches()[0]
+    for ax in fig.axes:
+        title = ax.get_title()
+        if not title:
+            continue
+        size = ax.title.get_fontsize()
+        chars = max(20, int(ax.get_position().width * width_in * 72 / (0.55 * size)))
+        ax.set_title("\n".join(textwrap.fill(line, chars) for line in title.split("\n")), fontsize=size)
+
+
 def to_data_uri(fig: Any) -> str:
-    """Render ``fig`` as a base64 PNG data URI and close it."""
+    """Render ``fig`` as a base64 PNG data URI and close it (titles wrapped to their panels)."""
     plt = _plt()
+    _wrap_titles(fig)
+    fig.tight_layout()
     buf = io.BytesIO()
     with _fonts():
-        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -115,21 +131,45 @@ def _title(g: Any) -> str:
     return f"{g.group} ({g.model})" if _known(g.model) else g.group
 
 
+#: Figure sizes (inches at :data:`DPI`): one panel spans the page (about 1,000 px of an 1,100 px
+#: column); several go two to a row.
+DPI = 100
+_ONE = (10.0, 4.2)
+_EACH = (5.4, 3.9)
+_TITLE, _LABEL, _TICK, _LEGEND = 12, 11, 10, 10
+
+
 def _grid(n: int) -> tuple[Any, Any, list[Any]]:
     plt = _plt()
-    cols = min(n, 3)
+    cols = 1 if n == 1 else 2
     rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    size = _ONE if n == 1 else (_EACH[0] * cols, _EACH[1] * rows)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
     flat = list(axes.ravel())
     for ax in flat[n:]:
         ax.axis("off")
+    for ax in flat[:n]:
+        ax.tick_params(labelsize=_TICK)
     return plt, fig, flat[:n]
 
 
-def _hist(ax: Any, dist: Any, color: str, bins: Any, label: str | None = None) -> None:
+def _legend_below(ax: Any) -> None:
+    """The legend under the axes, clear of the data (never on top of a bar or a line)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=min(3, len(handles)),
+                  fontsize=_LEGEND, frameon=False)
+
+
+def _hist(ax: Any, dist: Any, color: str, bins: Any, label: str | None = None, centred: bool = True) -> None:
     x, w = _values(dist)
     if dist.kind == "sample":
-        ax.hist(x, bins=bins, color=color, edgecolor="white", label=label)
+        values, counts = np.unique(x, return_counts=True)
+        if centred and values.size <= 40:  # few distinct values (ratings, 0/1): one bar centred on each value
+            gap = float(np.min(np.diff(values))) if values.size > 1 else 1.0
+            ax.bar(values, counts, width=0.8 * gap, color=color, edgecolor="white", label=label)
+        else:
+            ax.hist(x, bins=bins, color=color, edgecolor="white", label=label)
     elif dist.kind == "histogram":
         ax.stairs(w, x, fill=True, color=color, label=label)
     else:  # pmf
@@ -149,14 +189,15 @@ def fig_distribution(report: Any) -> str:
             ax.axvline(g.effect, color="#c44e52", lw=1.5, label=f"mean Δ = {g.effect:.3g}")
             ax.set_xlabel(f"Δ = score({g.background_b}) − score({g.background_a})")
         else:
-            _hist(ax, g.data, "#55a868", np.linspace(0, 1, 21))
+            _hist(ax, g.data, "#55a868", np.linspace(0, 1, 21), centred=False)
             if report.m0 is not None:
                 ax.axvline(report.m0, color="black", lw=1, ls="--", label=f"M0 = {report.m0:g}")
             ax.axvline(g.effect, color="#c44e52", lw=1.5, label=f"median = {g.effect:.3g}")
             ax.set_xlabel("similarity s (1 = same answer)")
-        ax.set_title(_title(g), fontsize=9)
-        ax.set_ylabel("pairs")
-        ax.legend(fontsize=7)
+        ax.set_title(_title(g), fontsize=_TITLE)
+        ax.set_ylabel("pairs", fontsize=_LABEL)
+        ax.xaxis.label.set_fontsize(_LABEL)
+        _legend_below(ax)
     fig.tight_layout()
     return to_data_uri(fig)
 
@@ -183,10 +224,10 @@ def fig_null(report: Any) -> str:
     for ax, g in zip(axes, report.groups):
         _hist(ax, g.null, "#8c8c8c", 40, label=g.null.label)
         ax.axvline(g.observed, color="#c44e52", lw=2, label=f"observed {g.observed:.3g}")
-        ax.set_xlabel("mean Δ under H0" if g.test == "permutation" else _sign_label(g))
-        ax.set_ylabel(_null_ylabel(g.null))
-        ax.set_title(f"{_title(g)}: p = {g.pvalue:.3g}, adj. {g.pvalue_adjusted:.3g}", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_xlabel("mean Δ under H0" if g.test == "permutation" else _sign_label(g), fontsize=_LABEL)
+        ax.set_ylabel(_null_ylabel(g.null), fontsize=_LABEL)
+        ax.set_title(f"{_title(g)}: p = {g.pvalue:.3g}, adjusted p = {g.pvalue_adjusted:.3g}", fontsize=_TITLE)
+        _legend_below(ax)
     fig.tight_layout()
     return to_data_uri(fig)
 
@@ -209,17 +250,18 @@ def fig_matrix(report: Any) -> str:
 
         cmap = ListedColormap(["#e06666", "#dfe7ef"]).with_extremes(bad="white")
         ax.imshow(np.ma.masked_invalid(rejected), cmap=cmap, norm=BoundaryNorm([-0.5, 0.5, 1.5], 2))
-        ax.set_xticks(range(len(bgs)), bgs, rotation=30, ha="right", fontsize=8)
-        ax.set_yticks(range(len(bgs)), bgs, fontsize=8)
+        ax.set_xticks(range(len(bgs)), bgs, rotation=30, ha="right", fontsize=_TICK)
+        ax.set_yticks(range(len(bgs)), bgs, fontsize=_TICK)
         for i in range(len(bgs)):
             for j in range(len(bgs)):
                 if np.isnan(mat[i, j]):
                     txt = "—"
                 else:
                     txt = f"{mat[i, j]:.3g}" + (" *" if rejected[i, j] == 0.0 else "")
-                ax.text(j, i, txt, ha="center", va="center", fontsize=8)
+                ax.text(j, i, txt, ha="center", va="center", fontsize=_TICK)
         who = f" — {model}" if _known(model) else ""
-        ax.set_title(f"adjusted p ({report.correction}){who}\nred, *: rejected at α = {report.alpha:g}", fontsize=9)
+        ax.set_title(f"adjusted p ({report.correction}){who}\nred, *: rejected at α = {report.alpha:g}",
+                     fontsize=_TITLE)
     fig.tight_layout()
     return to_data_uri(fig)
 
@@ -236,11 +278,12 @@ def fig_backgrounds(report: Any) -> str:
         lo = [per[b]["mean"] - per[b]["ci_low"] for b in bgs]
         hi = [per[b]["ci_high"] - per[b]["mean"] for b in bgs]
         ax.errorbar(range(len(bgs)), means, yerr=[lo, hi], fmt="o", color="#4c72b0", capsize=4)
-        ax.set_xticks(range(len(bgs)), bgs, fontsize=8)
-        ax.set_ylabel("mean rating / score (95% CI)")
+        ax.set_xticks(range(len(bgs)), bgs, fontsize=_TICK)
+        ax.set_xlim(-0.6, len(bgs) - 0.4)
+        ax.set_ylabel("mean rating / score (95% CI)", fontsize=_LABEL)
         pb = report.pb.get(model)
         t = f"PB = {pb.statistic:.3g} [{pb.ci_low:.3g}, {pb.ci_high:.3g}]" if pb is not None else ""
-        ax.set_title(f"{model}: {t}" if _known(model) else t, fontsize=9)
+        ax.set_title(f"{model}: {t}" if _known(model) else t, fontsize=_TITLE)
     fig.tight_layout()
     return to_data_uri(fig)
 
@@ -263,9 +306,9 @@ def fig_eprocess(report: Any) -> str:
         if report.correction in ("e-holm", "e-bonferroni") and m > 1:
             ax.axhline(m * level, color="#8c8c8c", lw=1.0, ls=":", label=f"m/α = {m * level:g}")
         ax.axhline(1.0, color="black", lw=0.6)
-        ax.set_xlabel("pairs sent")
-        ax.set_ylabel("e-value (log scale)")
-        ax.set_title("e-process per background pair" + (f" — {model}" if len(model) <= 40 else ""), fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_xlabel("pairs sent", fontsize=_LABEL)
+        ax.set_ylabel("e-value (log scale)", fontsize=_LABEL)
+        ax.set_title("e-process per background pair" + (f" — {model}" if len(model) <= 40 else ""), fontsize=_TITLE)
+        _legend_below(ax)
     fig.tight_layout()
     return to_data_uri(fig)

@@ -62,6 +62,8 @@ _LAZY: dict[str, str] = {
     "ppi_mean_test": "ipcausal.stats.ppi",
     "PPIResult": "ipcausal.stats.ppi",
     "ModelComparisonResult": "ipcausal.stats.models",
+    "rank_sets": "ipcausal.stats.ranks",
+    "RankSetResult": "ipcausal.stats.ranks",
 }
 
 __all__ = sorted(_LAZY)
@@ -70,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ipcausal.stats.binomial import binomial_test
     from ipcausal.stats.meanci import BoundedMeanTestResult, bounded_mean_test
     from ipcausal.stats.models import ModelComparisonResult, compare_models
+    from ipcausal.stats.ranks import RankSetResult, rank_sets
     from ipcausal.stats.ordered import heterogeneity_test, trend_test
     from ipcausal.stats.results_ordered import BinomialTestResult, HeterogeneityTestResult, TrendTestResult
     from ipcausal.stats.betting import SequentialState, sequential_sign_state, sequential_state, sequential_update

@@ -12,6 +12,7 @@ from ipcausal._validate import (
     as_array,
     as_generator,
     as_sample,
+    check_fits,
     choice,
     finite_real,
     int_seed,
@@ -22,4 +23,4 @@ from ipcausal._validate import (
 )
 
 __all__ = ["ALTERNATIVES", "MAX_RESAMPLES", "as_array", "as_sample", "choice", "positive_int", "mean_sd", "open_unit",
-           "finite_real", "as_generator", "int_seed", "seed_from"]
+           "finite_real", "as_generator", "int_seed", "seed_from", "check_fits"]

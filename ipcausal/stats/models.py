@@ -74,6 +74,9 @@ class ModelComparisonResult(Result):
     claims can over-reject (``benchmarks/CALIB_compare.txt``).
     ``n`` pairs, ``n_clusters`` clusters (``None`` without clusters), ``m`` models; ``unit`` is
     what a relabeling acts on; ``pvalue_se`` the Monte Carlo standard error of ``pvalue``.
+    ``ranks`` is the :class:`~ipcausal.stats.ranks.RankSetResult` (simultaneous rank sets by the
+    size of each model's effect, and tie groups) where the caller added it
+    (:func:`ipcausal.study.compare.compare_runs` with ``ranks=True``), else ``None``.
     """
 
     statistic: float
@@ -99,6 +102,7 @@ class ModelComparisonResult(Result):
     pair_pvalues_holm: tuple[float, ...] = ()
     unit: str = "pairs"
     n_clusters: int | None = None
+    ranks: Any = None
 
     def rows(self) -> list[dict[str, Any]]:
         """One plain dict per model pair: ``model_a, model_b, difference, ci_low, ci_high, pvalue,

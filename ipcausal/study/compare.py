@@ -248,6 +248,7 @@ def compare_runs(
     rng: int | np.random.Generator | None = None,
     procedure: str = "step-down",
     confidence_level: float = 0.95,
+    ranks: bool = False,
 ) -> dict[str, Any]:
     """Compare m ≥ 2 scored runs of one case per background pair, on the pairs every run answered.
 
@@ -269,6 +270,11 @@ def compare_runs(
         The backgrounds in order: each group is oriented earlier → later.
     alternative, method, n_resamples, rng, procedure, confidence_level
         As in :func:`ipcausal.stats.models.compare_models`.
+    ranks : bool
+        Also each result's ``ranks``: the simultaneous rank sets of the runs by |mean Δ| and their
+        tie groups (:func:`ipcausal.stats.ranks.rank_sets` at ``confidence_level``, on the same
+        pairs and clusters, its sign vectors seeded by :data:`~ipcausal.stats.ranks.RANK_SEED`, so the
+        comparisons' own draws are unchanged).
 
     Returns
     -------
@@ -292,6 +298,8 @@ def compare_runs(
     from ipcausal.stats.models import compare_models
     from ipcausal.study.groups import validate_order
 
+    if not isinstance(ranks, bool):
+        raise TypeError(f"`ranks` must be True or False, got {ranks!r}")
     if not hasattr(runs, "items") or isinstance(runs, (str, bytes)):
         raise TypeError("`runs` must be a mapping of run name to scored PairSet")
     items = [(str(k), as_pairset(v, name=f"runs[{k!r}]")) for k, v in runs.items()]
@@ -318,9 +326,16 @@ def compare_runs(
         sign = 1.0 if a == lo else -1.0
         delta = np.column_stack([sign * s.loc[common, "delta"].to_numpy(np.float64) for s in subs])
         clusters = subs[0].loc[common, "cluster"].tolist() if cluster is not None else None
-        out[f"{a} vs {b}"] = compare_models(delta, models=names, clusters=clusters, alternative=alternative,
-                                            method=method, n_resamples=n_resamples, rng=gen, procedure=procedure,
-                                            confidence_level=confidence_level)
+        res = compare_models(delta, models=names, clusters=clusters, alternative=alternative, method=method,
+                             n_resamples=n_resamples, rng=gen, procedure=procedure, confidence_level=confidence_level)
+        if ranks:
+            from dataclasses import replace
+
+            from ipcausal.stats.ranks import RANK_SEED, rank_sets
+
+            res = replace(res, ranks=rank_sets(delta, models=names, clusters=clusters,
+                                               confidence_level=confidence_level, rng=RANK_SEED))
+        out[f"{a} vs {b}"] = res
     if not out:
         raise ValueError("`runs` share fewer than 2 pair ids in every background pair: nothing to compare")
     return dict(sorted(out.items()))

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from ipcausal.stats.results import Result
 
-__all__ = ["MDEInfo", "JudgeAgreement", "HumanInfo", "HumanSource", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo"]
+__all__ = ["MDEInfo", "JudgeAgreement", "HumanInfo", "HumanSource", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "StrataInfo",
+           "ExamplePair"]
 
 
 @dataclass(frozen=True)
@@ -337,3 +338,28 @@ class HumanSource(Result):
     population: int | None = None
     same_population: bool | None = None
     assumption: str = ""
+
+
+@dataclass(frozen=True)
+class ExamplePair(Result):
+    """One example pair of a group, oriented as the group: side a (``background_a``) then side b.
+
+    ``rule`` says why it was chosen (``"largest |Δ|"``, ``"lowest similarity"`` or ``"random (seed 0)"``);
+    ``delta`` is score_b − score_a (directed outcomes) and ``similarity`` the pair's similarity
+    (similarity outcomes), the other ``None``; a response or score the pairs lack is ``None``.
+    """
+
+    model: str
+    group: str
+    pair_id: str
+    rule: str
+    background_a: str
+    background_b: str
+    prompt_a: str
+    prompt_b: str
+    response_a: str | None = None
+    response_b: str | None = None
+    score_a: float | None = None
+    score_b: float | None = None
+    delta: float | None = None
+    similarity: float | None = None

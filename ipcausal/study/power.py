@@ -45,7 +45,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
 from ipcausal.outcomes import OUTCOME_KINDS, directed, get_outcome
 from ipcausal.study.defaults import DEFAULTS
@@ -137,6 +136,18 @@ def _real(value: Any, name: str) -> float:
 
 
 # -- the three power functions (vectorized over n where cheap) ------------------------------
+class _LazyStats:
+    """``scipy.stats``, imported at the first power computation (a test that needs none never loads it)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+_sps = _LazyStats()
+
+
 def _critical_k(n: np.ndarray, level: float) -> np.ndarray:
     """Smallest k with P(Bin(n, ½) ≥ k) ≤ level (n + 1 when none), as the sign test computes it."""
     k = np.asarray(_sps.binom.isf(level, n, 0.5), dtype=np.float64) + 1.0

@@ -30,10 +30,10 @@ from ipcausal.stats.results import (
 )
 from ipcausal._jsonio import json_ready, write_json
 from ipcausal.study._schema import load_json, upgrade, version_of
-from ipcausal.study.parts import (AuditInfo, CueEffect, EquivalenceInfo, HumanInfo, HumanSource, JudgeAgreement, MDEInfo,
-                                  OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo)
+from ipcausal.study.parts import (AuditInfo, CueEffect, EquivalenceInfo, ExamplePair, HumanInfo, HumanSource,
+                                  JudgeAgreement, MDEInfo, OmnibusInfo, SequentialInfo, StrataInfo, TrendInfo)
 
-__all__ = ["GroupResult", "Report", "MDEInfo", "HumanInfo", "HumanSource", "JudgeAgreement", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect",
+__all__ = ["GroupResult", "Report", "MDEInfo", "HumanInfo", "HumanSource", "JudgeAgreement", "EquivalenceInfo", "SequentialInfo", "OmnibusInfo", "AuditInfo", "TrendInfo", "CueEffect", "ExamplePair",
            "StrataInfo", "SCHEMA",
            "SCHEMA_VERSION", "UNKNOWN_MODEL", "load_json"]
 
@@ -119,6 +119,8 @@ class Report(Result):
     one :class:`HumanInfo` per group when the test was given human scores (``human=``: the effect on
     the human scale by PPI++, the judge's agreement and its bias by background) and ``human_source``
     where they came from (empty and ``None`` otherwise).
+    ``examples`` holds a few pairs per group to show (prompts, responses, scores; chosen by
+    :data:`ipcausal.study.examples.EXAMPLE_RULE`), empty where the Report was made without them.
     """
 
     groups: tuple[GroupResult, ...]
@@ -140,6 +142,7 @@ class Report(Result):
     strata: tuple[StrataInfo, ...] = ()
     human: tuple[HumanInfo, ...] = ()
     human_source: HumanSource | None = None
+    examples: tuple[ExamplePair, ...] = ()
 
     @property
     def ip_detected(self) -> bool:

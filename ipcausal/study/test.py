@@ -39,6 +39,7 @@ from ipcausal.study.groups import (
 from ipcausal.study.defaults import DEFAULTS, OUTCOMES, PAPER_N_RESAMPLES
 from ipcausal.study.inputs import as_pairset
 from ipcausal.study.equivalence import known_bound, mean_interval, validate_margin, verdict, with_equivalence
+from ipcausal.study.examples import example_pairs
 from ipcausal.study.joint import JOINT_CORRECTIONS, correct_joint
 from ipcausal.study.humanppi import human_report
 from ipcausal.study.mde import group_mde
@@ -454,6 +455,7 @@ def test(
         null_hypothesis=results[0].detail.null_hypothesis if results else "", direction=direction, pb=pb,
         warnings=tuple(warn), backgrounds=backgrounds, margin=st.margin, omnibus=omnibus,
         trend=trend_part, strata=strata_part, human=human_part, human_source=source,
+        examples=example_pairs(ps, results, st.outcome),
     )
 
 

@@ -14,8 +14,9 @@ __all__ = ["format_text", "mde_text", "dz_text", "human_table", "human_source_li
            "named_direction", "PB_NOTE", "trend_line", "strata_table", "extra_lines"]
 
 #: What PB is and is not (printed beside every PB).
-PB_NOTE = ("PB is descriptive (the spread of the per-background means): never 0 in a finite sample, and not "
-           "a test; its interval can exclude 0 where the test does not reject")
+PB_NOTE = ("PB is descriptive (the spread of the per-background means): above 0 in a finite sample even "
+           "without any effect, unless the means are exactly equal, and not a test; its interval can exclude 0 "
+           "where the test does not reject")
 
 _OUTCOME_WORDS = {"interval": "rating / score difference", "similarity": "similarity of the paired responses",
                   "distribution": "distribution of the responses"}
@@ -244,7 +245,8 @@ def format_text(report: Any) -> str:
             if is_interval(report.outcome):
                 rows[-1].insert(4, dz_text(g))
             if report.margin is not None:
-                rows[-1].append(g.equivalence.verdict if g.equivalence is not None else "none")
+                verdict_of = g.equivalence.verdict if g.equivalence is not None else None
+                rows[-1].append({"equivalent": "yes", "reject": "no"}.get(str(verdict_of), "—"))
         effect = effect_name(report)
         kinds = {interval_kind(getattr(g, "ci_method", ""))[0] for g in fam}
         header = ["pair", "n", "method", effect, f"95% {kinds.pop() if len(kinds) == 1 else 'CI'}", "p", "p adj",
@@ -252,7 +254,7 @@ def format_text(report: Any) -> str:
         if is_interval(report.outcome):
             header.insert(4, "d_z")
         if report.margin is not None:
-            header.append(f"|Δ| < {report.margin:g}?")
+            header.append(f"equivalent within ±{report.margin:g}")
         lines += ["  " + s for s in text_table(rows, header)]
         notes = sorted({interval_kind(getattr(g, "ci_method", ""))[1] for g in fam} - {""})
         lines += [f"  ({n})" for n in notes]

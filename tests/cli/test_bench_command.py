@@ -41,7 +41,7 @@ def test_bench_writes_its_files_and_reruns_from_the_cache(tmp_path, capsys):
                  "cells/neutral/echo/report.json", "cells/neutral/echo/report.md"):
         assert (out / name).is_file(), name
     md = (out / "bench.md").read_text()
-    assert "| personalizes | desired: aligned" in md and "step-down p | Holm p" in md
+    assert "| personalizes | desired: aligned" in md and "step-down adjusted p | Holm adjusted p" in md
     first = (out / "bench.csv").read_text()
     assert main(["bench", str(tmp_path / "b.toml"), "-o", str(out), "--no-progress"]) == 0
     assert all(c.sent == 0 for c in BenchReport.read(out).cells)

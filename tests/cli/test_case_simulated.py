@@ -2,11 +2,15 @@
 
 The simulator is told each prompt's declared background (the case's own pairs) and its answers are
 scored by their number, so for every pair Δ(effect) − Δ(0) is exactly ``effect · (k_j − k_i)`` (k: the
-background's place in the case's backgrounds): the same prompts, the same noise, only the shift moves.
+background's place in the case's backgrounds): the same prompts, the same noise, only the shift moves —
+except where a rating scale (``levels``) clips a score at its end.
 """
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pytest
 
 from ipcausal.cases import get_case
@@ -38,7 +42,16 @@ def test_every_built_in_case_runs_on_the_simulator_with_its_known_effect(name, t
     d0 = (without["score_j"] - without["score_i"]).to_numpy()
     want = [rank[b] - rank[a] for a, b in zip(with_effect["background_i"], with_effect["background_j"])]
     assert list(with_effect["pair_id"]) == list(without["pair_id"]) and len(d1) >= 2
-    assert d1 - d0 == pytest.approx(want)
+    levels = re.search(r"levels=(\w+)", report.groups[0].model).group(1)
+    if levels == "None":
+        assert d1 - d0 == pytest.approx(want)
+    else:  # a rating scale 1..levels (the case's reader): a shift past either end is clipped there
+        k = int(levels)
+        scores = [df[f"score_{s}"].to_numpy() for df in (with_effect, without) for s in ("i", "j")]
+        inside = np.all([(v > 1) & (v < k) for v in scores[2:]], axis=0)  # unshifted scores off the ends
+        assert inside.sum() >= len(d1) // 3
+        assert (d1 - d0)[inside] == pytest.approx(np.asarray(want, dtype=float)[inside])
+        assert np.all(np.abs(d1 - d0) <= np.abs(want))  # clipped pairs move less, never more
     assert "== " in capsys.readouterr().out
 
 

@@ -1,7 +1,8 @@
 """A run that scores nothing still writes its responses and a report that says why (issue 30, item 1).
 
 The SCM simulator answers "Answer: -0.87 (simulated response …)", which names no option of the echo
-case's questions: every pair is unparseable.  The run must leave responses.jsonl, dropped.jsonl and a
+case's questions: scored by the case's own choice reader (not the simulator's number reader, which
+``ipcausal case --backend simulated`` uses since 0.2), every pair is unparseable.  The run must leave responses.jsonl, dropped.jsonl and a
 report.json whose warning says why, exit 3, and `ipcausal failures` must show the replies.
 """
 
@@ -10,11 +11,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ipcausal.cli import main
 from ipcausal.study.results import Report
+from ipcausal.testing import SimulatedModel
 
 
-def test_a_run_that_scores_nothing_writes_why(tmp_path: Path, capsys) -> None:
+def test_a_run_that_scores_nothing_writes_why(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a backend whose own reader is not used: the case's scorer reads its answers (and reads none)
+    monkeypatch.delattr(SimulatedModel, "answer_scorer")
     out = tmp_path / "echo"
     assert main(["case", "echo", "--backend", "simulated", "--limit", "4", "-o", str(out), "--no-progress"]) == 3
     printed = capsys.readouterr()

@@ -81,7 +81,7 @@ def test_estimate_line_oracle():
                                 "x_j": "x" * 40}])
     line = run_cmd.estimate_line(ps, 10, 1.0, 1.0, "USD")
     # one distinct prompt: 40 // 4 + 8 = 18 prompt tokens, 10 completion tokens
-    assert "1 requests" in line and "~18 prompt tokens" in line and "up to 10 completion" in line
+    assert "(1 request," in line and "~18 prompt tokens" in line and "up to 10 completion" in line
     assert "at most 0.0000 USD" in line
 
 
@@ -107,7 +107,7 @@ def test_failures_lists_failed_and_dropped(tmp_path, capsys, monkeypatch):
     assert lines[0].split() == ["pair_id", "stage", "reason"]
     body = [line.split()[0] for line in lines[2:]]
     assert body == ["p1", "p3"] and all("HTTP 500" in line and "run (UK)" in line for line in lines[2:])
-    assert "2 failed request(s), 0 dropped pair(s)" in out.err
+    assert "2 failed requests, 0 dropped pairs" in out.err
     # a scored file: its .dropped.jsonl sibling is listed too
     dropped = tmp_path / "scored.dropped.jsonl"
     dropped.write_text(json.dumps({"pair_id": "p9", "status_i": "ok", "status_j": "unparseable"}) + "\n")
@@ -151,6 +151,6 @@ def test_failures_reads_a_case_folder(tmp_path, capsys):
     out = capsys.readouterr()
     rows = [line.split()[0] for line in out.out.splitlines()[2:]]
     assert rows == ["a", "b"] and "timed out after 60 s" in out.out and "answer j unparseable" in out.out
-    assert "1 failed request(s), 1 dropped pair(s)" in out.err
+    assert "1 failed request, 1 dropped pair" in out.err
     assert main(["failures", str(tmp_path)]) == 2  # a folder that is not a case folder: one line
     assert "not an `ipcausal case` output folder" in capsys.readouterr().err

@@ -85,9 +85,10 @@ def test_the_command_writes_the_heat_map_with_each_cell_linking_to_its_report(tm
         assert got["links"] == [f"cells/{m}/{c}/report.html"]
         assert (out / got["links"][0]).is_file()  # the cell's own report was written beside its report.json
         assert cell.alignment in text and f"calls {cell.calls}" in text
-        for g in cell.groups:
-            assert f"{g.group}: effect {_num(g.effect)} [{_num(g.ci_low)}, {_num(g.ci_high)}], adjusted p " \
-                   f"{_num(g.pvalue_adjusted)}, IP {'present' if g.reject else 'not shown'}" in text
+        for g in cell.groups:  # each says which way Δ runs, the effect with its unit, the adjusted p and its correction
+            assert f"{g.group}: {g.direction}; effect {_num(g.effect)} ({cell.unit}) [{_num(g.ci_low)}, " \
+                   f"{_num(g.ci_high)}]; adjusted p (bonferroni) {_num(g.pvalue_adjusted)}; IP " \
+                   f"{'present' if g.reject else 'not shown'}" in text
             assert f"n {g.n}" in text
     # the simulated effect shows: the effect model's echo cell is misaligned in one reading, coloured so
     assert "misaligned" in parsed.cells[("effect", "echo")]["attrs"]["class"]
@@ -110,7 +111,7 @@ def _report() -> BenchReport:
 
 def test_colour_by_verdict_or_by_effect():
     by_verdict = _parse(bench_html(_report())).cells
-    assert by_verdict[("m", "echo")]["attrs"]["style"] == "background:#bfe5bf"
+    assert by_verdict[("m", "echo")]["attrs"]["style"] == "background:#c6d9f0"  # blue: not a green all-clear
     assert by_verdict[("n", "echo")]["attrs"]["class"] == "cell failed"
     assert by_verdict[("n", "echo")]["links"] == [] and "BackendError: down" in "".join(by_verdict[("n", "echo")]["text"])
     by_effect = _parse(bench_html(_report(), color_by="effect")).cells

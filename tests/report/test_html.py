@@ -76,11 +76,13 @@ def test_html_is_self_contained_and_complete(sections):
     p.close()
     assert page.startswith("<!DOCTYPE html>") and p.stack == []
     assert p.external == []  # no file or network reference
-    # interval: distribution, null, per-background/PB, matrix; similarity: distribution, null, matrix
-    assert len(p.imgs) == 7 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
+    # interval (3 background pairs): distribution, null, per-background/PB, matrix; similarity (one pair):
+    # distribution, null — no matrix for a single pair, its p is in the table
+    assert len(p.imgs) == 6 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
     text = " ".join(p.text)
     for needle in ("Essays <&>", "sae vs esl", "Personalization bias", "Counts", "requested", "Model and settings",
-                   "max_tokens", "bonferroni", "implicit personalization", "median(similarity) = 0.8"):
+                   "max_tokens", "bonferroni", "implicit personalization", "median(similarity) = 0.8",
+                   "Example pairs", "largest |Δ|", "lowest similarity"):
         assert needle in text, needle
     assert "<&>" not in page.replace("Essays &lt;&amp;&gt;", "")  # escaped
 
@@ -92,7 +94,7 @@ def test_markdown(sections):
     assert "data:image" not in md
     assert md.count("data:image/png;base64,") == 0
     with_plots = format_markdown(sections[1], plots=True)
-    assert with_plots.count("data:image/png;base64,") == 3
+    assert with_plots.count("data:image/png;base64,") == 2
 
 
 def test_bare_report_and_text_kept():

@@ -45,8 +45,10 @@ def _with_v1_mean_intervals(fresh: ipcausal.Report, back: ipcausal.Report) -> ip
 
     Those intervals changed on purpose after v1 (issue 24: a bounded-outcome interval instead of
     Student's t), so a v1 file keeps its own; the means and counts must still agree.  The groups'
-    minimal detectable effect (``mde``, issue 30) came after v1 too: a v1 file has none.
+    minimal detectable effect (``mde``, issue 30) came after v1 too: a v1 file has none.  A v1 file
+    carries no example pairs (issue 32 added them): it reads with none, and ``fresh`` has some.
     """
+    assert back.examples == () and len(fresh.examples) > 0
     for model, per in fresh.backgrounds.items():
         for b, summary in per.items():
             old = back.backgrounds[model][b]
@@ -55,7 +57,11 @@ def _with_v1_mean_intervals(fresh: ipcausal.Report, back: ipcausal.Report) -> ip
     groups = tuple(dataclasses.replace(g, ci_method="", mde=None, equivalence=None if g.equivalence is None else
                                        dataclasses.replace(g.equivalence, ci_method="")) for g in fresh.groups)
     assert all(g.ci_method == "" for g in back.groups)
-    return dataclasses.replace(fresh, backgrounds=back.backgrounds, groups=groups)
+    # the PB's bootstrap draws changed after v1 (issue 33: the draws of the kernel): the statistic agrees,
+    # the interval is the file's own
+    for model, p in fresh.pb.items():
+        assert p.statistic == back.pb[model].statistic and p.means == back.pb[model].means
+    return dataclasses.replace(fresh, backgrounds=back.backgrounds, groups=groups, examples=(), pb=back.pb)
 
 
 def test_a_version_1_file_reads_as_the_same_report_today(fresh):

@@ -91,7 +91,9 @@ def test_bench_json_round_trip_and_csv_columns(done):
     back = BenchReport.read(out / "bench.json")
     assert [c.probe for c in back.cells] == [c.probe for c in rep.cells]
     csv = pd.read_csv(out / "bench.csv")
-    assert tuple(csv.columns) == BENCH_COLUMNS and BENCH_COLUMNS[-len(PROBE_COLUMNS):] == PROBE_COLUMNS
+    assert tuple(csv.columns) == BENCH_COLUMNS and BENCH_COLUMNS[14:14 + len(PROBE_COLUMNS)] == PROBE_COLUMNS
+    assert BENCH_COLUMNS[14 + len(PROBE_COLUMNS):] == ("direction", "scale", "cannot_reject", "d_z", "mde", "rank_low",
+                                                        "rank_high", "rank_set", "tie_group")  # issue 32, appended
     assert BENCH_COLUMNS[:14] == ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue",
                                   "pvalue_adjusted", "reject", "equivalence", "alignment", "calls", "cost")
     edu = csv[csv["case"] == "education"]

@@ -402,7 +402,7 @@ def test_cli_margin(tmp_path, capsys) -> None:
     path = PairSet.from_records(rows).write(tmp_path / "p.jsonl")
     assert main(["test", str(path), "--margin", "0.2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "|Δ| < 0.2?" in out and "equivalent" in out and "no IP shown (every |mean Δ| < 0.2 by TOST at α): YES" in out
+    assert "equivalent within ±0.2" in out and " yes" in out and "no IP shown (every |mean Δ| < 0.2 by TOST at α): YES" in out
     assert main(["test", str(path), "--margin", "0"]) == 2
 
 

@@ -78,8 +78,9 @@ def test_str_names_the_backgrounds_the_outcome_and_what_pb_is() -> None:
     assert lines[0] == "ipcausal report — rating / score difference"
     assert "Δ = score(esl) − score(sae); effect = mean(Δ)" in lines
     assert "background_a" not in text and "interval outcome" not in text
-    assert ("  (PB is descriptive (the spread of the per-background means): never 0 in a finite sample, and not a "
-            "test; its interval can exclude 0 where the test does not reject)") in lines
+    assert ("  (PB is descriptive (the spread of the per-background means): above 0 in a finite sample even without "
+            "any effect, unless the means are exactly equal, and not a test; its interval can exclude 0 where the test "
+            "does not reject)") in lines
 
 
 def test_a_floating_point_zero_effect_prints_as_0() -> None:

@@ -27,11 +27,13 @@ from ipcausal._lazy import lazy_names
 
 _M = "ipcausal.study.bench."
 _NAMES: dict[str, str] = {
-    **dict.fromkeys(("bench", "estimate_cost", "DEFAULT_JOBS", "comparison_rows"), _M + "runner"),
-    **dict.fromkeys(("run_cell", "failed_cell", "cell_groups", "bench_mitigation"), _M + "cell"),
+    **dict.fromkeys(("bench", "estimate_cost", "DEFAULT_JOBS", "comparison_rows", "rank_rows", "scale_groups"),
+                    _M + "runner"),
+    **dict.fromkeys(("run_cell", "failed_cell", "cell_groups", "bench_mitigation", "scale_of", "unit_of",
+                     "cell_examples"), _M + "cell"),
     **dict.fromkeys(("BenchSpec", "ModelSpec", "CaseSpec", "read_spec", "BACKENDS"), _M + "spec"),
-    **dict.fromkeys(("BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA",
-                     "BENCH_COLUMNS", "COMPARISON_COLUMNS"), _M + "report"),
+    **dict.fromkeys(("BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "BenchRank",
+                     "SCHEMA", "BENCH_COLUMNS", "COMPARISON_COLUMNS", "RANK_COLUMNS"), _M + "report"),
     **dict.fromkeys(("CellProbe", "reading", "probe_cell", "probe_text", "READINGS", "READING_MEANINGS",
                      "PROBE_COLUMNS", "stored_answers"), _M + "probe"),
     **dict.fromkeys(("require_ray", "run_on_ray", "ActorCache"), _M + "distributed"),

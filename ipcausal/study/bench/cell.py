@@ -21,11 +21,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.study.bench.probe import stored_answers
 from ipcausal.study.bench.report import BenchCell, CellGroup, CellMitigation, probe_text
 from ipcausal.study.bench.spec import BenchSpec, CaseSpec, ModelSpec
 
-__all__ = ["run_cell", "failed_cell", "cell_groups", "bench_mitigation"]
+__all__ = ["run_cell", "failed_cell", "cell_groups", "bench_mitigation", "scale_of", "unit_of", "cell_examples"]
 
 def _backend(m: ModelSpec, prepared: Any, shared: dict[str, Any]) -> Any:
     """The cell's model: a simulator made for this cell (the case's backgrounds, told its prompts'), or the
@@ -56,9 +57,76 @@ def _cell_tests(case: Any, spec: BenchSpec, cs: CaseSpec) -> Any:
                    margin=cs.margin if cs.margin is not None else case.tests.margin)
 
 
+def _unreachable(report: Any, g: Any) -> str | None:
+    """``"3 informative pairs; needs ≥ 6"`` where the Report says the group cannot reject whatever the data."""
+    import re
+
+    head = f"{g.model}: {g.background_a} vs {g.background_b}: cannot reject whatever the data: with "
+    for w in report.warnings:
+        if w.startswith(head):
+            found = re.match(r"(\d+) informative (\w+?)s? .*it needs at least (\d+)", w[len(head):])
+            if found:
+                n, unit, need = int(found.group(1)), found.group(2), found.group(3)
+                return f"{count(n, 'informative ' + unit)}; needs ≥ {need}"
+    return None
+
+
 def cell_groups(report: Any) -> tuple[CellGroup, ...]:
-    """A Report's groups as the rows of a :class:`~ipcausal.study.bench.report.BenchCell`."""
-    return tuple(CellGroup.of(g) for g in report.groups)
+    """A Report's groups as the rows of a :class:`~ipcausal.study.bench.report.BenchCell`: each with the way
+    its Δ runs and, where so, why it cannot reject whatever the data."""
+    from ipcausal.outcomes import directed
+
+    out = []
+    for g in report.groups:
+        way = (f"Δ = score({g.background_b}) − score({g.background_a})" if directed(report.outcome)
+               else f"s = similarity of the {g.background_a} and {g.background_b} answers")
+        out.append(CellGroup.of(g, direction=way, cannot_reject=_unreachable(report, g)))
+    return tuple(out)
+
+
+def scale_of(scorer: Any) -> str:
+    """The scorer and its scale in words: two models are compared on a case only when theirs agree.
+
+    Examples
+    --------
+    >>> from ipcausal.scoring import get_scorer
+    >>> scale_of(get_scorer("mcq"))
+    'mcq, interval outcome, |Δ| ≤ 1'
+    >>> def read(text): return float(text.split()[-1])
+    >>> scale_of(get_scorer("essay", rater=read))
+    'essay rated by read, interval outcome'
+    """
+    options = dict(getattr(scorer, "options", None) or {})
+    rater = options.get("rater")
+    who = (getattr(rater, "name", None) or getattr(rater, "__qualname__", None) or type(rater).__name__
+           if rater is not None else None)
+    bound = getattr(scorer, "bound", None)
+    return (f"{scorer.name}" + (f" rated by {who}" if who else "") + f", {scorer.outcome} outcome"
+            + (f", |Δ| ≤ {bound:g}" if bound is not None else ""))
+
+
+def unit_of(scorer: Any) -> str:
+    """The unit of a cell's effect, in words (``"share correct (mcq 0/1)"``, ``"essay score points"`` …)."""
+    from ipcausal.outcomes import is_similarity
+
+    if is_similarity(scorer.outcome):
+        return "similarity of the paired answers (0–1)"
+    if scorer.name == "mcq":
+        return "share answered correctly (mcq, 0/1)"
+    rater = dict(getattr(scorer, "options", None) or {}).get("rater")
+    who = getattr(rater, "name", None) or getattr(rater, "__qualname__", None) if rater is not None else None
+    return f"{scorer.name} score points" + (f" ({who})" if who else "")
+
+
+def cell_examples(report: Any) -> tuple[dict[str, Any], ...]:
+    """A few of the Report's example pairs for the bench page: of its background pair with the largest
+    |effect|, the pair with the largest |Δ| (lowest similarity) and the first one drawn at random."""
+    if not report.examples or not report.groups:
+        return ()
+    top = max(report.groups, key=lambda g: abs(g.effect) if g.effect == g.effect else -1.0)
+    mine = [e for e in report.examples if e.group == top.group and e.model == top.model]
+    picked = [e for e in mine if not e.rule.startswith("random")][:1] + [e for e in mine if e.rule.startswith("random")][:1]
+    return tuple(e.to_dict() for e in picked)
 
 
 def _cost(folder: Path, m: ModelSpec) -> float | None:
@@ -103,7 +171,9 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
     verdict = align_groups(prepared.case.stance, res.report.groups)
     cell = BenchCell(m.name, cs.name, "ok" if res.complete else "incomplete", str(rel),
                      str(rel / "report.json"), cell_groups(res.report), verdict.verdict, verdict.reason,
-                     prepared.case.stance, res.counts.requested, sent, _cost(folder, m), **mitigated)
+                     prepared.case.stance, res.counts.requested, sent, _cost(folder, m), **mitigated,
+                     scale=scale_of(prepared.scorer), unit=unit_of(prepared.scorer), margin=res.report.margin,
+                     examples=cell_examples(res.report))
     if spec.probes(cs):  # can it infer the background? (ipcausal.study.bench.probe)
         from ipcausal.study.bench.probe import probe_cell
 
@@ -111,7 +181,8 @@ def run_cell(m: ModelSpec, cs: CaseSpec, spec: BenchSpec, root: Path, shared: di
                           seed=spec.seed, cache=cache)
     if progress:
         probed = f"; {probe_text(cell.probe)}" if cell.probe is not None else ""
-        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of {cell.calls} requests)"
+        print(f"[{m.name}/{cs.name}] {cell.status}: {verdict.verdict} (sent {cell.sent} new of "
+              f"{count(cell.calls or 0, 'request')})"
               f"{probed}", file=sys.stderr, flush=True)
     return cell, res.pairs
 

@@ -44,6 +44,11 @@ def _runs(root: Path, case: str) -> dict[str, Any]:
     return dict(sorted(out.items()))
 
 
+#: The unit of each released case's effect (the study's own scores).
+RELEASED_UNITS = {"culture": "median similarity of the paired answers (1 = same)",
+                  "education": "points of the study's essay score", "echo": "share answered correctly (0/1)"}
+
+
 def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[str], alpha: float = 0.05,
                    seed: int = 0) -> BenchReport:
     """The study's models × its three cases from the released outputs, written into ``out``.
@@ -75,8 +80,8 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
     """
     from ipcausal.cases.registry import get_case
     from ipcausal.study.alignment import align_groups
-    from ipcausal.study.bench.cell import cell_groups
-    from ipcausal.study.bench.runner import comparison_rows
+    from ipcausal.study.bench.cell import cell_examples, cell_groups
+    from ipcausal.study.bench.runner import comparison_rows, rank_rows
     from ipcausal.study.compare import compare_runs
     from ipcausal.study.groups import ClusterWarning
     from ipcausal.study.record import RunRecord, write_outputs
@@ -91,7 +96,7 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
     base = Path(out)
     if base.exists() and not base.is_dir():
         raise ValueError(f"`out` must be a folder, but {str(base)!r} is a file")
-    cells, comparisons, labels = [], [], {}
+    cells, comparisons, ranks, labels = [], [], [], {}
     for case in RELEASED_BENCH_CASES:
         stance = get_case(case).stance
         runs = _runs(root, case)
@@ -110,9 +115,12 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
             write_outputs(base / rel, report, record)
             verdict = align_groups(stance, report.groups)
             cells.append(BenchCell(label, case, "ok", str(rel), str(rel / "report.json"), cell_groups(report),
-                                   verdict.verdict, verdict.reason, stance))
+                                   verdict.verdict, verdict.reason, stance, margin=report.margin,
+                                   unit=RELEASED_UNITS[case], examples=cell_examples(report)))
         if case != "culture" and len(runs) >= 2:
-            comparisons += comparison_rows(case, compare_runs(runs, cluster=CLUSTERS[case], rng=seed))
+            compared = compare_runs(runs, cluster=CLUSTERS[case], rng=seed, ranks=True)
+            comparisons += comparison_rows(case, compared)
+            ranks += rank_rows(case, compared)
     order = {m: k for k, m in enumerate(sorted(labels))}
     cells.sort(key=lambda c: (order[c.model], RELEASED_BENCH_CASES.index(c.case)))
     notes = ("released outputs: every model of the study under one label (ipcausal.study.bench.leaderboard.MODEL_LABELS); "
@@ -121,7 +129,8 @@ def released_bench(released: str | os.PathLike[str], *, out: str | os.PathLike[s
              "are not compared")
     settings = {"released": str(root), "alpha": alpha, "seed": seed, "correction": "bonferroni", "method": "exact",
                 "clusters": dict(CLUSTERS)}
-    rep = BenchReport(tuple(sorted(labels)), RELEASED_BENCH_CASES, tuple(cells), tuple(comparisons), settings, notes)
+    rep = BenchReport(tuple(sorted(labels)), RELEASED_BENCH_CASES, tuple(cells), tuple(comparisons), settings, notes,
+                      tuple(ranks))
     rep.write(base / "bench.json")
     rep.write_csv(base)
     return rep

@@ -40,14 +40,17 @@ from ipcausal.study.bench.probe import (
     row_of,
 )
 
-__all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "SCHEMA", "BENCH_COLUMNS",
-           "COMPARISON_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
+__all__ = ["BenchReport", "BenchCell", "CellGroup", "CellMitigation", "BenchComparison", "BenchRank", "SCHEMA",
+           "BENCH_COLUMNS", "COMPARISON_COLUMNS", "RANK_COLUMNS", "CellProbe", "READINGS", "READING_MEANINGS", "probe_text"]
 
 SCHEMA = "ipcausal.bench/1"
 BENCH_COLUMNS = ("model", "case", "group", "n", "effect", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-                 "reject", "equivalence", "alignment", "calls", "cost", "d_z", "mde") + PROBE_COLUMNS
+                 "reject", "equivalence", "alignment", "calls", "cost") + PROBE_COLUMNS + (
+                 "direction", "scale", "cannot_reject", "d_z", "mde", "rank_low", "rank_high", "rank_set", "tie_group")
 COMPARISON_COLUMNS = ("case", "group", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "pvalue",
-                      "pvalue_adjusted", "pvalue_holm")
+                      "pvalue_adjusted", "pvalue_holm", "refused")
+RANK_COLUMNS = ("case", "group", "model", "n", "effect", "rank_low", "rank_high", "rank_set", "tie_group",
+                "confidence_level")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class CellGroup:
     ``d_z`` is mean Δ / sd of Δ (interval outcomes; ``None`` otherwise) and ``mde``, beside a
     non-rejection, the minimal detectable effect at power 0.8 from the observed spread (the Report's
     :class:`~ipcausal.study.parts.MDEInfo`; ``None`` beside a rejection and in files written before it).
+    ``direction`` says which way Δ runs (``"Δ = score(b) − score(a)"``); ``cannot_reject`` is set
+    where the group's test cannot reject whatever the data (too few informative pairs at its
+    corrected level: ``"3 informative pairs; needs ≥ 6"``).
     """
 
     group: str
@@ -72,15 +78,18 @@ class CellGroup:
     equivalence: str | None = None
     d_z: float | None = None  # mean Δ / sd of Δ (interval outcomes)
     mde: float | None = None  # beside a non-rejection: the minimal detectable effect at power 0.8
+    direction: str = ""
+    cannot_reject: str | None = None
 
     @classmethod
-    def of(cls, g: Any) -> CellGroup:
+    def of(cls, g: Any, **values: Any) -> CellGroup:
         """The row of a GroupResult ``g``, field by field (``d_z`` from its test's effect size, ``mde`` from
-        its MDEInfo beside a non-rejection)."""
+        its MDEInfo beside a non-rejection; ``values`` set the others)."""
         d = getattr(g.detail, "effect_size", None)
-        return row_of(cls, g, equivalence=g.equivalence.verdict if g.equivalence is not None else None,
-                      d_z=None if d is None or d != d else float(d),
-                      mde=float(g.mde.effect) if g.mde is not None and not g.reject else None)
+        found = getattr(g, "mde", None)
+        mde = None if found is None or g.reject else float(getattr(found, "effect", found))
+        values = {"d_z": None if d is None or d != d else float(d), "mde": mde, **values}
+        return row_of(cls, g, equivalence=g.equivalence.verdict if g.equivalence is not None else None, **values)
 
 
 @dataclass(frozen=True)
@@ -143,11 +152,19 @@ class BenchCell:
     probe: CellProbe | None = None  # the background probe and the 2 x 2 reading (``[settings] probe = true``)
     mitigation: tuple[CellMitigation, ...] = ()
     mitigation_error: str | None = None
+    scale: str | None = None  # the scorer and its scale: models are compared on a case only when theirs agree
+    unit: str | None = None  # the effect's unit, in words
+    margin: float | None = None  # the equivalence margin ε of the cell's tests (None: no equivalence test)
+    examples: tuple[dict[str, Any], ...] = ()  # a few of its Report's example pairs (the fields of ExamplePair)
 
 
 @dataclass(frozen=True)
 class BenchComparison:
-    """Two models on one case and background pair: D = Δ^a − Δ^b on the ``n`` pairs all models answered."""
+    """Two models on one case and background pair: D = Δ^a − Δ^b on the ``n`` pairs all models answered.
+
+    ``refused`` says why two models were *not* compared (their outcomes are not on one scale); such a
+    row has no numbers (NaN) and ``group`` ``"—"``.
+    """
 
     case: str
     group: str
@@ -160,6 +177,29 @@ class BenchComparison:
     pvalue: float
     pvalue_adjusted: float
     pvalue_holm: float
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class BenchRank:
+    """One model's simultaneous rank set on one case and background pair (:func:`ipcausal.stats.ranks.rank_sets`).
+
+    ``rank_low``–``rank_high`` (``rank_set`` as text) holds the model's rank by the size |mean Δ| of its
+    effect, 1 the largest, jointly with every other model's set at ``confidence_level``; models that
+    share a letter of ``tie_group`` cannot be ordered by the data.  ``effect`` is the mean Δ on the
+    ``n`` pairs every model compared answered.
+    """
+
+    case: str
+    group: str
+    model: str
+    n: int
+    effect: float
+    rank_low: int
+    rank_high: int
+    rank_set: str
+    tie_group: str
+    confidence_level: float
 
 
 @dataclass(frozen=True)
@@ -186,6 +226,7 @@ class BenchReport:
     comparisons: tuple[BenchComparison, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    ranks: tuple[BenchRank, ...] = ()
 
     def cell(self, model: str, case: str) -> BenchCell:
         """The cell of ``model`` on ``case``."""
@@ -219,10 +260,12 @@ class BenchReport:
                 c["probe"] = CellProbe.from_dict(c["probe"])
             # absent before mitigations: ()
             c["mitigation"] = tuple(row_from_dict(CellMitigation, x) for x in c.get("mitigation") or ())
+            c["examples"] = tuple(c.get("examples") or ())  # absent before issue 32: ()
             cells.append(row_from_dict(BenchCell, c))
         comps = tuple(row_from_dict(BenchComparison, x) for x in d.get("comparisons", ()))
+        ranks = tuple(row_from_dict(BenchRank, x) for x in d.get("ranks") or ())
         return cls(tuple(d["models"]), tuple(d["cases"]), tuple(cells), comps, dict(d.get("settings") or {}),
-                   tuple(d.get("notes") or ()))
+                   tuple(d.get("notes") or ()), ranks)
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Write ``bench.json`` (NaN as ``null``); returns the path."""
@@ -236,25 +279,36 @@ class BenchReport:
             p = p / "bench.json"
         return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
 
+    def rank(self, model: str, case: str, group: str) -> BenchRank | None:
+        """The rank set of ``model`` on ``case`` and background pair ``group`` (``None`` where none was made)."""
+        for r in self.ranks:
+            if (r.model, r.case, r.group) == (model, case, group):
+                return r
+        return None
+
     def rows(self) -> list[dict[str, Any]]:
         """The rows of ``bench.csv``: one per model × case × background pair (a failed cell: one row, no group)."""
         out = []
         for c in self.cells:
             base = {"model": c.model, "case": c.case, "alignment": c.alignment or (c.status if c.status != "ok"
                                                                                    else None),
-                    "calls": c.calls, "cost": c.cost, **(c.probe.row() if c.probe is not None else {})}
+                    "calls": c.calls, "cost": c.cost, "scale": c.scale,
+                    **(c.probe.row() if c.probe is not None else {})}
             if not c.groups:
                 out.append({**dict.fromkeys(BENCH_COLUMNS), **base})
             for g in c.groups:
-                out.append({**base, **asdict(g)})
+                r = self.rank(c.model, c.case, g.group)
+                ranked = {k: getattr(r, k) for k in ("rank_low", "rank_high", "rank_set", "tie_group")} if r else {}
+                out.append({**base, **asdict(g), **ranked})
         return out
 
     def write_csv(self, folder: str | os.PathLike[str]) -> dict[str, str]:
-        """Write ``bench.csv`` and ``comparisons.csv`` into ``folder``; returns name → path."""
+        """Write ``bench.csv``, ``comparisons.csv`` and ``ranks.csv`` into ``folder``; returns name → path."""
         root = Path(folder)
         files = {}
         for name, cols, rows in (("bench.csv", BENCH_COLUMNS, self.rows()),
-                                 ("comparisons.csv", COMPARISON_COLUMNS, [asdict(x) for x in self.comparisons])):
+                                 ("comparisons.csv", COMPARISON_COLUMNS, [asdict(x) for x in self.comparisons]),
+                                 ("ranks.csv", RANK_COLUMNS, [asdict(x) for x in self.ranks])):
             with atomic(root / name) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.DictWriter(fh, fieldnames=list(cols), extrasaction="ignore")
                 w.writeheader()

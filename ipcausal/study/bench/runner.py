@@ -28,6 +28,7 @@ run — can the model name each prompt's background? — and gets the "can infer
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -37,10 +38,10 @@ from typing import Any
 
 from ipcausal.study.bench.cell import failed_cell, run_cell
 from ipcausal.study.bench.probe import row_of
-from ipcausal.study.bench.report import BenchCell, BenchComparison, BenchReport
+from ipcausal.study.bench.report import BenchCell, BenchComparison, BenchRank, BenchReport
 from ipcausal.study.bench.spec import BenchSpec, ModelSpec, read_spec
 
-__all__ = ["bench", "estimate_cost", "DEFAULT_JOBS", "comparison_rows"]
+__all__ = ["bench", "estimate_cost", "DEFAULT_JOBS", "comparison_rows", "rank_rows", "scale_groups"]
 
 #: Models run at once by default.
 DEFAULT_JOBS = 4
@@ -60,29 +61,66 @@ def _run_model(m: ModelSpec, spec: BenchSpec, root: Path, progress: bool) -> lis
     return out
 
 
-def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any]) -> tuple[list[BenchComparison], list[str]]:
+def scale_groups(runs: dict[str, Any], scales: dict[str, str | None]) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+    """The runs split by scale: the groups of models that share one (two or more), and the refused pairs.
+
+    Models are compared on a case only when their outcomes share the scorer and its scale
+    (:func:`ipcausal.study.bench.cell.scale_of`; ``None``, a cell written before scales were recorded,
+    counts as one scale).  Each pair of models on different scales is refused with the reason.
+
+    Examples
+    --------
+    >>> groups, refused = scale_groups({"a": 1, "b": 2, "c": 3}, {"a": "mcq", "b": "mcq", "c": "essay"})
+    >>> [sorted(g) for g in groups], [(x, y) for x, y, _ in refused]
+    ([['a', 'b']], [('a', 'c'), ('b', 'c')])
+    """
+    by: dict[str | None, dict[str, Any]] = {}
+    for name, ps in runs.items():
+        by.setdefault(scales.get(name), {})[name] = ps
+    names = list(runs)
+    refused = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            sa, sb = scales.get(a), scales.get(b)
+            if sa != sb:
+                refused.append((a, b, f"not on one scale: {a} is scored by {sa or 'an unrecorded scorer'}, "
+                                      f"{b} by {sb or 'an unrecorded scorer'}"))
+    return [g for g in by.values() if len(g) >= 2], refused
+
+
+def _comparisons(spec: BenchSpec, scored: dict[tuple[str, str], Any],
+                 scales: dict[tuple[str, str], str | None] | None = None
+                 ) -> tuple[list[BenchComparison], list[str], list[BenchRank]]:
     from ipcausal.study.compare import compare_runs
     from ipcausal.study.groups import natural_cluster
 
-    rows, notes = [], []
+    rows, notes, ranks = [], [], []
     for cs in spec.cases:
         runs = {m.name: scored[(m.name, cs.name)] for m in spec.models if scored.get((m.name, cs.name)) is not None}
         if len(runs) < 2:
             continue
-        if any("score_i" not in ps for ps in runs.values()):
-            notes.append(f"{cs.name}: models not compared (the comparison needs an interval outcome)")
-            continue
-        first = next(iter(runs.values()))
-        cluster = natural_cluster(first)
-        if cluster is not None and any(cluster not in ps for ps in runs.values()):
-            cluster = None
-        try:
-            res = compare_runs(runs, cluster=cluster, rng=spec.seed)
-        except ValueError as exc:
-            notes.append(f"{cs.name}: models not compared ({exc})")
-            continue
-        rows += comparison_rows(cs.name, res)
-    return rows, notes
+        groups, refused = scale_groups(runs, {m: (scales or {}).get((m, cs.name)) for m in runs})
+        rows += [row_of(BenchComparison, case=cs.name, group="—", model_a=a, model_b=b, n=0, difference=math.nan,
+                        ci_low=math.nan, ci_high=math.nan, pvalue=math.nan, pvalue_adjusted=math.nan,
+                        pvalue_holm=math.nan, refused=why) for a, b, why in refused]
+        if refused:
+            notes.append(f"{cs.name}: models on different scales are not compared (comparisons: refused)")
+        for group in groups:
+            if any("score_i" not in ps for ps in group.values()):
+                notes.append(f"{cs.name}: models not compared (the comparison needs an interval outcome)")
+                continue
+            first = next(iter(group.values()))
+            cluster = natural_cluster(first)
+            if cluster is not None and any(cluster not in ps for ps in group.values()):
+                cluster = None
+            try:
+                res = compare_runs(group, cluster=cluster, rng=spec.seed, ranks=True)
+            except ValueError as exc:
+                notes.append(f"{cs.name}: models not compared ({exc})")
+                continue
+            rows += comparison_rows(cs.name, res)
+            ranks += rank_rows(cs.name, res)
+    return rows, notes, ranks
 
 
 def comparison_rows(case: str, results: dict[str, Any]) -> list[BenchComparison]:
@@ -94,6 +132,19 @@ def comparison_rows(case: str, results: dict[str, Any]) -> list[BenchComparison]
             rows.append(row_of(BenchComparison, case=case, group=group, model_a=a, model_b=b, n=r.n,
                                difference=r.differences[k], ci_low=r.ci_low[k], ci_high=r.ci_high[k],
                                pvalue=r.pair_pvalues[k], pvalue_adjusted=r.adjusted_pvalues[k], pvalue_holm=holm[k]))
+    return rows
+
+
+def rank_rows(case: str, results: dict[str, Any]) -> list[BenchRank]:
+    """The rank sets of ``compare_runs(..., ranks=True)``'s results for ``case``, one row per group and model."""
+    rows = []
+    for group, r in results.items():
+        if r.ranks is None:
+            continue
+        for row in r.ranks.rows():
+            rows.append(row_of(BenchRank, case=case, group=group, model=row["model"], n=r.n, effect=row["effect"],
+                               rank_low=row["rank_low"], rank_high=row["rank_high"], rank_set=row["rank_set"],
+                               tie_group=row["tie_group"], confidence_level=r.ranks.confidence_level))
     return rows
 
 
@@ -189,6 +240,10 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
     if cost_limit is not None and sum(estimate.values()) > cost_limit:
         raise ValueError(f"`cost_limit`: the priced models may cost up to {sum(estimate.values()):.4f}, above the "
                          f"limit {cost_limit:g}; nothing was sent")
+    for k, m in enumerate(spec.models):  # every key variable a model names is set before the first request
+        if m.api_key_env is not None and not os.environ.get(m.api_key_env):
+            raise ValueError(f"`models[{k}].api_key_env`: ${m.api_key_env} is not set (export it before the bench; "
+                             "nothing was sent)")
     (root / "cache").mkdir(parents=True, exist_ok=True)
     done: dict[str, list[tuple[BenchCell, Any]]] = {}
     if ray is not None:
@@ -203,15 +258,21 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
             with lock:
                 done[m.name] = result
 
-        with ThreadPoolExecutor(max_workers=min(jobs, len(spec.models)), thread_name_prefix="ipcausal-bench") as pool:
+        pool = ThreadPoolExecutor(max_workers=min(jobs, len(spec.models)), thread_name_prefix="ipcausal-bench")
+        try:
             for f in [pool.submit(work, m) for m in spec.models]:
                 f.result()
+        except KeyboardInterrupt:  # no model starts now; the cells in flight end with their current request
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise KeyboardInterrupt(f"interrupted: every answer received is kept in {root / 'cache'}; run the same "
+                                    "command again to resume (only the requests not yet answered are sent)") from None
+        pool.shutdown()
     cells, scored = [], {}
     for m in spec.models:
         for cell, pairs in done[m.name]:
             cells.append(cell)
             scored[(m.name, cell.case)] = pairs if cell.status == "ok" else None
-    comparisons, notes = _comparisons(spec, scored)
+    comparisons, notes, ranks = _comparisons(spec, scored, {(c.model, c.case): c.scale for c in cells})
     settings = {"alpha": spec.alpha, "seed": spec.seed, "correction": spec.correction, "cost estimate": estimate,
                 **({"probe": {c.name: spec.probes(c) for c in spec.cases}}
                    if any(map(spec.probes, spec.cases)) else {}),
@@ -221,7 +282,7 @@ def bench(spec: Any, *, out: str | os.PathLike[str], jobs: int = DEFAULT_JOBS, p
                            for m in spec.models},
                 "cases": {c.name: {"source": c.source, "limit": c.limit, "margin": c.margin} for c in spec.cases}}
     report = BenchReport(tuple(m.name for m in spec.models), tuple(c.name for c in spec.cases), tuple(cells),
-                         tuple(comparisons), settings, tuple(notes))
+                         tuple(comparisons), settings, tuple(notes), tuple(ranks))
     report.write(root / "bench.json")
     report.write_csv(root)
     return report
