@@ -8,6 +8,8 @@ The held-out half (odd ids) then gives the rates reported: good twins flagged, b
 (recall) per kind of corruption, and the precision of a flag.
 
 Run: PYTHONPATH=. nice python benchmarks/fluency_calibration.py   (writes benchmarks/FLUENCY.txt)
+     ... fluency_calibration.py --reuse   (the drops recorded by the last run, benchmarks/data/fluency_scores.json:
+     the rates at the thresholds now shipped, without scoring again)
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -30,11 +33,19 @@ def main() -> None:
     if not fluency_available():
         raise SystemExit("the local model is not installed: nothing to calibrate")
     rows = [json.loads(line) for line in (HERE / "data" / "fluency_pairs.jsonl").read_text().splitlines()]
+    reuse = "--reuse" in sys.argv[1:]
     t0 = time.perf_counter()
-    for r in rows:
-        r["drop"] = mean_logprob(r["source"]) - mean_logprob(r["twin"])
+    if reuse:
+        recorded = json.loads((HERE / "data" / "fluency_scores.json").read_text())
+        for r in rows:
+            r["drop"] = recorded[r["id"]]
+    else:
+        for r in rows:
+            r["drop"] = mean_logprob(r["source"]) - mean_logprob(r["twin"])
     secs = time.perf_counter() - t0
-    lines = [f"fluency calibration: {len(rows)} labelled pairs scored in {secs:.0f} s on {platform.processor() or platform.machine()}",
+    how = "drops read from data/fluency_scores.json (recorded by the last scoring run)" if reuse else \
+        f"scored in {secs:.0f} s on {platform.processor() or platform.machine()}"
+    lines = [f"fluency calibration: {len(rows)} labelled pairs {how} (SmolLM2-135M-Instruct Q4_1, llama.cpp)",
              "drop = mean log p(source) - mean log p(twin), nats/token; threshold = 95th percentile of the good drops "
              "of the calibration half (even ids), rounded up to 0.1; rates on the held-out half (odd ids)", ""]
     chosen = {}
@@ -65,7 +76,8 @@ def main() -> None:
     lines.append("calibrated: " + ", ".join(f"{k} {v:.1f}" for k, v in chosen.items()))
     text = "\n".join(lines) + "\n"
     (HERE / "FLUENCY.txt").write_text(text)
-    (HERE / "data" / "fluency_scores.json").write_text(json.dumps({r["id"]: round(r["drop"], 4) for r in rows}))
+    if not reuse:
+        (HERE / "data" / "fluency_scores.json").write_text(json.dumps({r["id"]: round(r["drop"], 4) for r in rows}))
     print(text)
 
 

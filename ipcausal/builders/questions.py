@@ -297,13 +297,14 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
     Examples
     --------
     >>> from ipcausal.builders.questions import build_questions
-    >>> res = build_questions(["What color is your apartment?", "What do you put in the trunk of a car?"])
-    >>> res.pairs["x_j"].tolist()
-    ['What colour is your flat?']
+    >>> res = build_questions(["Which color is best for a kitchen?", "What do you put in the trunk of a car?",
+    ...                        "Where did you put the trunk?"])
+    >>> res.pairs["x_j"].tolist()   # 'trunk' of a car: its marker sense, read from the sentence
+    ['Which colour is best for a kitchen?', 'What do you put in the boot of a car?']
     >>> print(res.skipped[0].reason)
-    only ambiguous markers: 'trunk' (→ boot); swap them with --allow trunk (Python: allow=[...]) where that reading is the one meant
-    >>> build_questions(["What do you put in the trunk of a car?"], allow=["trunk"]).pairs["x_j"].tolist()
-    ['What do you put in the boot of a car?']
+    only markers whose sense could not be read here: 'trunk' (→ boot: no cue of either sense in the sentence); swap them with --allow trunk (Python: allow=[...]) where that reading is the one meant
+    >>> build_questions(["Where did you put the trunk?"], allow=["trunk"]).pairs["x_j"].tolist()
+    ['Where did you put the boot?']
     """
     if generator not in GENERATORS:
         raise ValueError(f"`generator` must be one of {', '.join(GENERATORS)}, got {generator!r}")

@@ -34,7 +34,7 @@ __all__ = ["FLUENCY_FAMILIES", "FLUENCY_THRESHOLDS", "Fluency", "check_fluency",
 
 FLUENCY_FAMILIES: tuple[str, ...] = ("markers", "aae", "esl")
 #: Largest accepted drop (nats per token) of the twin's mean token log-probability below its source's.
-FLUENCY_THRESHOLDS: dict[str, float] = {"markers": 0.9, "aae": 1.9, "esl": 1.6}
+FLUENCY_THRESHOLDS: dict[str, float] = {"markers": 0.9, "aae": 2.0, "esl": 2.7}
 _FAMILY = {"uk": "markers", "us": "markers", "british": "markers", "american": "markers", "aae": "aae",
            "esl": "esl", "esl_heavy": "esl", "esl_light": "esl"}
 

@@ -12,12 +12,13 @@ transform                  what it does
                            a side without a record: :func:`default_markers`
 :func:`default_markers`    British marker words → American ones (:func:`swap_markers`, ``to="us"``)
 :func:`undo_edits`         reverts the recorded edits of :func:`aae_features` / :func:`esl_errors`
-:func:`strip_cues`         removes a belief prefix (:func:`belief_prompt`) and ``[background]`` tags
+:func:`strip_cues`         removes a belief prefix (:func:`belief_prompt`), a stated age ("I am in
+                           my sixties.") and ``[background]`` tags
 =========================  ====================================================================
 
 A mitigation keeps its word only if nothing is left: :func:`residual_cues` runs the package's own
 detectors over both mitigated sides (:func:`~ipcausal.interventions.find_markers` with the sense
-check, :func:`~ipcausal.interventions.detect_features`, the belief and tag patterns) and names every
+check, :func:`~ipcausal.interventions.detect_features`, the belief, age and tag patterns) and names every
 cue still there; a pair with one is never trusted.
 
 What cannot be undone: a rewrite by an LLM (``style_transfer``) records no edits, so there is
@@ -37,11 +38,18 @@ from typing import Any
 from ipcausal.interventions.belief import BELIEF_PREFIX, belief_statement
 from ipcausal.interventions.markers import swap_markers
 
-__all__ = ["Neutralized", "RESIDUAL_KINDS", "default_markers", "residual_cues", "revert_markers", "undo_edits",
+__all__ = ["Neutralized", "RESIDUAL_KINDS", "STATED_AGE", "default_markers", "residual_cues", "revert_markers", "undo_edits",
            "strip_cues"]
 
 #: The mitigations whose residual cues :func:`residual_cues` can look for.
 RESIDUAL_KINDS: tuple[str, ...] = ("markers", "dialect", "strip")
+
+_DECADES = "teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties"
+#: A sentence that states the writer's age: "I am in my sixties." (the age case's cue), "I'm in my
+#: early thirties.", "I am 67 years old." / "I'm 67." — at the start of the text or after a sentence end.
+STATED_AGE = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:I am|I'm|I’m) (?:(?:early|mid|late)[- ]?)?"
+                        rf"(?:in my (?:(?:early|mid|late)[- ])?(?:{_DECADES})|\d{{1,3}}(?: years old)?)\.[ \t]*",
+                        re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -171,7 +179,8 @@ def residual_cues(kind: str, x_i: str, x_j: str, backgrounds: Sequence[str] = ()
     cannot decide included, that only one side has (a difference between the sides is a cue).
     ``dialect`` (both sides taken back to Standard English): an AAE feature or an ESL error family
     (:func:`~ipcausal.interventions.detect_features`) on either side.  ``strip``: a belief prefix or a
-    ``[background]`` tag of ``backgrounds`` on either side.  Empty: nothing left.
+    ``[background]`` tag of ``backgrounds`` or a stated age (:data:`STATED_AGE`) on either side.
+    Empty: nothing left.
 
     Examples
     --------
@@ -182,6 +191,8 @@ def residual_cues(kind: str, x_i: str, x_j: str, backgrounds: Sequence[str] = ()
     ("j: British marker 'grey'", "i: American marker 'gray' that the other side lacks")
     >>> residual_cues("dialect", "They are ready.", "They ready.")
     ("j: AAE feature 'copula_absence'",)
+    >>> residual_cues("strip", "How should I invest?", "I am in my sixties. How should I invest?")
+    ("j: a stated age ('I am in my sixties.')",)
     """
     if kind not in RESIDUAL_KINDS:
         raise ValueError(f"`kind` must be one of {RESIDUAL_KINDS}, got {kind!r}")
@@ -209,6 +220,7 @@ def residual_cues(kind: str, x_i: str, x_j: str, backgrounds: Sequence[str] = ()
         for side, x in (("i", x_i), ("j", x_j)):
             if belief_statement(x) is not None:
                 out.append(f"{side}: a stated belief ('{BELIEF_PREFIX.strip()} ...')")
+            out += [f"{side}: a stated age ('{m.group(0).strip()}')" for m in STATED_AGE.finditer(x)]
             if tag is not None:
                 out += [f"{side}: tag '{m.group(0)}'" for m in tag.finditer(x)]
     return tuple(out)
@@ -293,12 +305,13 @@ def undo_edits(text: str, edits: Any, *, source: str | None = None) -> Neutraliz
 
 
 def strip_cues(text: str, backgrounds: Sequence[str] = ()) -> Neutralized:
-    """Remove stated identity cues: a belief prefix and ``[background]`` tags.
+    """Remove stated identity cues: a belief prefix, a stated age and ``[background]`` tags.
 
     The belief prefix "I believe the following: <statement>. " of
     :func:`~ipcausal.interventions.belief_prompt` is removed whole (the question, its options
-    and the instruction stay); a tag ``[name]`` for each of ``backgrounds`` (any case) is
-    removed with the space after it.  Implicit cues (dialect, spelling) are not touched: use
+    and the instruction stay); so is a sentence that states the writer's age (:data:`STATED_AGE`:
+    "I am in my sixties. ", the age case's cue); a tag ``[name]`` for each of ``backgrounds``
+    (any case) is removed with the space after it.  Implicit cues (dialect, spelling) are not touched: use
     :func:`default_markers` or :func:`undo_edits` for those.
 
     Parameters
@@ -324,6 +337,8 @@ def strip_cues(text: str, backgrounds: Sequence[str] = ()) -> Neutralized:
     Answer with exactly one option: reply with the number of your choice only.
     >>> strip_cues("[AAE] How do I apply?", ["aae", "sae"]).text
     'How do I apply?'
+    >>> strip_cues("I am in my sixties. How should I invest it?").text
+    'How should I invest it?'
     """
     text = _text(text)
     if isinstance(backgrounds, str) or not isinstance(backgrounds, Sequence):
@@ -340,4 +355,7 @@ def strip_cues(text: str, backgrounds: Sequence[str] = ()) -> Neutralized:
         head = f"{BELIEF_PREFIX}{st}. "
         edits.append((head.strip(), ""))
         out = out[len(head):]
+    for m in STATED_AGE.finditer(out):
+        edits.append((m.group(0).strip(), ""))
+    out = STATED_AGE.sub("", out)
     return Neutralized(text=out, original=text, edits=tuple(edits))

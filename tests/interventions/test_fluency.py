@@ -50,8 +50,10 @@ def test_without_the_model_the_check_does_not_run(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(mod, "fluency_available", lambda: False)
     assert mod.check_fluency("What color is it?", "What colour is it?") is None  # skipped, never "passed"
-    assert check_pair("What color is it?", "Tin colour is it?", allowed=[("color", "colour")], fluency="markers") \
-        and all(p.kind != "fluency" for p in check_pair("a b?", "a c?", fluency="markers"))
+    # the other checks still run (a changed number is caught); the fluency check claims nothing
+    kinds = [p.kind for p in check_pair("Is it 20 years old?", "Tin it 25 years old?", fluency="markers")]
+    assert kinds == ["number"]
+    assert all(p.kind != "fluency" for p in check_pair("a b?", "a c?", fluency="markers"))
     with pytest.raises(ValueError, match=r"`backend`: no local model to score fluency"):
         mod.mean_logprob("What color is it?")
 

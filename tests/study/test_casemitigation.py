@@ -220,3 +220,23 @@ def test_a_stripped_prompt_carries_no_cue_and_the_simulator_says_so():
     stripped = set(res.result.pairs_with["x_i"]) | set(res.result.pairs_with["x_j"])
     assert set(sim.unknown_prompts) <= stripped and len(sim.unknown_prompts) >= 10  # a question with 'color' reads US
     assert not set(sim.unknown_prompts) & (set(res.result.pairs_without["x_i"]) | set(res.result.pairs_without["x_j"]))
+
+
+def test_strip_removes_a_stated_age_and_leaves_no_cue_in_a_trusted_pair():
+    # the age case's cue is a stated age ("I am in my sixties."): strip takes it out of both sides, so the
+    # simulator (which reads that cue) can no longer tell the sides apart and the effect goes (the truth)
+    from ipcausal.interventions.neutralize import residual_cues
+
+    sim = SimulatedModel(effect=2.0, seed=2, backgrounds=("young", "old"))
+    with pytest.warns(BackgroundUnknownWarning):
+        res = run_case_mitigation(prepare_case(_with_margin("age"), scorer=READ), sim, "strip")
+    g = res.result.groups[0]
+    assert g.reject_without and g.effect_without > 1 and g.effect_with == 0.0 and g.change_reject
+    checks = res.result.checks
+    assert checks["changed_i"].all() and checks["changed_j"].all() and checks["trusted"].all()
+    w = res.result.pairs_with
+    assert not w["x_i"].str.contains("in my ").any() and (w["x_i"] == w["x_j"]).all()
+    assert all(residual_cues("strip", a, b) == () for a, b in zip(w["x_i"], w["x_j"]))
+    # and a strip that leaves an age behind is caught: the residual check names it
+    assert residual_cues("strip", "I'm 67 years old. Which fund?", "Which fund?") == (
+        "i: a stated age ('I'm 67 years old.')",)

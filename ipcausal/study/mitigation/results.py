@@ -191,7 +191,23 @@ class CaseMitigation:
                 "removal_rule": self.removal_rule(), "n_pairs": r.n_pairs, "n_failed_check": r.n_failed_check,
                 "n_not_undone": r.n_not_undone, "n_compared": r.n_compared, "sent": self.sent,
                 "groups": [{**g.to_dict(), "removed": self.status(g)} for g in r.groups],
-                "failed_pairs": [{"pair_id": str(p), "reason": why} for p, why in zip(failed["pair_id"], reasons)]}
+                "failed_pairs": [{"pair_id": str(p), "reason": why} for p, why in zip(failed["pair_id"], reasons)],
+                **self.examples()}
+
+    def examples(self) -> dict[str, Any]:
+        """``examples`` (pairs without and with the mitigation, by :func:`ipcausal.study.examples.arm_examples`)
+        and ``example_rule`` (the rule in words), for ``mitigation.json`` and its page."""
+        from ipcausal.study.examples import EXAMPLE_RULE, arm_examples
+
+        r = self.result
+        if r.pairs_without is None or r.pairs_with is None:
+            return {}
+        what = "|Δ_with − Δ_without|" if directed(self.outcome) else "|s_with − s_without|"
+        rule = (f"per background pair, the {EXAMPLE_RULE['largest']} pairs with the largest change {what} and "
+                f"{EXAMPLE_RULE['random']} more drawn at random (seed {EXAMPLE_RULE['seed']}) from the rest, each "
+                "without and with the mitigation")
+        return {"examples": arm_examples(r.pairs_without, r.pairs_with, r.groups, self.outcome),
+                "example_rule": rule}
 
     def __str__(self) -> str:
         return mitigation_table(self)
@@ -205,10 +221,10 @@ def mitigation_table(res: CaseMitigation) -> str:
     >>> from ipcausal.study.mitigation import run_case_mitigation
     >>> from ipcausal.study.prepare import prepare_case
     >>> from ipcausal.testing import SimulatedModel
-    >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("young", "old"))
-    >>> res = run_case_mitigation(prepare_case("age", limit=12), sim, "strip")
+    >>> sim = SimulatedModel(effect=2.0, seed=1, backgrounds=("true_belief", "false_belief"))
+    >>> res = run_case_mitigation(prepare_case("echo", scorer=sim.answer_scorer, limit=12), sim, "strip")
     >>> print(mitigation_table(res).splitlines()[0])
-    Mitigation 'strip' on case 'age': 12 of 12 pairs compared (0 dropped: rewrite check failed or a cue left); interval outcome
+    Mitigation 'strip' on case 'echo': 12 of 12 pairs compared (0 dropped: rewrite check failed or a cue left); interval outcome
     """
     r = res.result
     eff = "mean Δ" if directed(res.outcome) else "median s"

@@ -8,7 +8,7 @@ kind            what it does
 ``markers``     both sides to American English (the default style of the culture case): the pair's
                 recorded swaps (``edits_j``) reverted, else British markers swapped by the sense check
 ``dialect``     the recorded AAE/ESL edits undone (``edits_i``/``edits_j``); not LLM rewrites (no record)
-``strip``       stated cues removed: the belief prefix of the echo case, ``[background]`` tags
+``strip``       stated cues removed: the echo case's belief prefix, the age case's stated age, tags
 ``instruct``    a system instruction asking the model to answer everyone alike (texts unchanged)
 ``rewrite``     an LLM (``rewriter``) restates each prompt in plain Standard American English
                 (:func:`~ipcausal.interventions.rewrite.rewrite_default`: numbers, options, names kept,
