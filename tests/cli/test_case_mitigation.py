@@ -73,3 +73,25 @@ def test_the_rewrite_mitigation_needs_its_rewriter(tmp_path, capsys) -> None:
     assert cli_main(["case", "echo", "--backend", "simulated", "--mitigation", "strip", "--rewriter-backend",
                      "local", "--limit", "4", "-o", str(tmp_path / "out"), "--no-progress"]) == 2
     assert "--rewriter-backend applies to it only" in capsys.readouterr().err
+
+
+def test_the_mitigation_renders_alone_and_inside_the_case_report(tmp_path, capsys):
+    # `ipcausal report DIR/mitigation.json` (it failed with "unknown file type '.json'"), as HTML and Markdown,
+    # and the case's own report.html/report.md carry the same table (no browser needed: the page test adds one)
+    out = tmp_path / "run"
+    assert main(_case("--mitigation", "strip", "--margin", "0.5", out=out)) == 0
+    capsys.readouterr()
+    doc = json.loads((out / "mitigation.json").read_text())
+    g = doc["groups"][0]
+    assert main(["report", str(out / "mitigation.json"), "-o", str(tmp_path / "m.html")]) == 0
+    assert main(["report", str(out / "mitigation.json"), "-o", str(tmp_path / "m.md")]) == 0
+    page, md = (tmp_path / "m.html").read_text(), (tmp_path / "m.md").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Mitigation 'strip'" in page
+    for text in (page, md):
+        assert "p of the change (adjusted over the background pairs)" in text
+        assert g["group"] in text and f"{g['effect_without']:.4g}" in text
+    assert main(["report", str(out), "-o", str(tmp_path / "again.html")]) == 0
+    for name in ("report.html", "report.md"):
+        assert "Mitigation 'strip'" in (out / name).read_text()
+    assert "Mitigation 'strip'" in (tmp_path / "again.html").read_text()
+    assert main(["report", str(tmp_path / "nothing.json"), "-o", str(tmp_path / "x.html")]) == 2
