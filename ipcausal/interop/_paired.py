@@ -21,12 +21,39 @@ from typing import Any
 
 import numpy as np
 
+from ipcausal._validate import choice, open_unit
 from ipcausal.stats.clusters import INTERVAL_SEED, unequal_cluster_interval
-from ipcausal.stats.multitest import adjust_pvalues
+from ipcausal.stats.multitest import CORRECTIONS, adjust_pvalues
 from ipcausal.stats.permutation import permutation_test
 from ipcausal.stats.results import Result
 
-__all__ = ["CompareResult", "paired_row", "adjust_rows", "write_table", "shown", "input_files"]
+__all__ = ["CompareResult", "paired_row", "adjust_rows", "write_table", "shown", "input_files", "check_options"]
+
+
+def check_options(correction: Any, alpha: Any, confidence_level: Any, allow_missing: Any, names: Any,
+                  names_param: str, what: str) -> tuple[str, float, float]:
+    """The options both comparisons share, checked: ``(correction, alpha, confidence_level)``.
+
+    ``names`` (the ``metrics`` of lm-eval, the ``scorers`` of inspect; ``what`` says which in the error)
+    must be None or a sequence of non-empty names.
+
+    Examples
+    --------
+    >>> check_options("holm", 0.05, 0.95, False, None, "scorers", "scorer")
+    ('holm', 0.05, 0.95)
+    >>> check_options("holm", 0.05, 0.95, False, "accuracy", "metrics", "metric")
+    Traceback (most recent call last):
+    ...
+    TypeError: `metrics` must be a sequence of metric names or None
+    """
+    correction = choice(correction, "correction", CORRECTIONS)
+    alpha = open_unit(alpha, "alpha")
+    level = open_unit(confidence_level, "confidence_level")
+    if not isinstance(allow_missing, bool):
+        raise TypeError(f"`allow_missing` must be True or False, got {allow_missing!r}")
+    if names is not None and (isinstance(names, str) or not all(isinstance(m, str) and m for m in names)):
+        raise TypeError(f"`{names_param}` must be a sequence of {what} names or None")
+    return correction, alpha, level
 
 
 @dataclass(frozen=True)

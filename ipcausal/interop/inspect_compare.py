@@ -28,9 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ipcausal.interop._paired import CompareResult, adjust_rows, input_files, paired_row, shown
-from ipcausal._validate import choice, open_unit
-from ipcausal.stats.multitest import CORRECTIONS
+from ipcausal.interop._paired import CompareResult, adjust_rows, check_options, input_files, paired_row, shown
 
 __all__ = ["compare_logs", "compare_inspect", "read_logs"]
 
@@ -169,13 +167,8 @@ def compare_logs(a: Any, b: Any, *, correction: str = "holm", alpha: float = 0.0
         from inspect_ai.scorer import value_to_float
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(_INSTALL) from exc
-    correction = choice(correction, "correction", CORRECTIONS)
-    alpha = open_unit(alpha, "alpha")
-    level = open_unit(confidence_level, "confidence_level")
-    if not isinstance(allow_missing, bool):
-        raise TypeError(f"`allow_missing` must be True or False, got {allow_missing!r}")
-    if scorers is not None and (isinstance(scorers, str) or not all(isinstance(m, str) and m for m in scorers)):
-        raise TypeError("`scorers` must be a sequence of scorer names or None")
+    correction, alpha, level = check_options(correction, alpha, confidence_level, allow_missing, scorers, "scorers",
+                                             "scorer")
     if cluster is not None and (not isinstance(cluster, str) or not cluster):
         raise TypeError(f"`cluster` must be a metadata key or None, got {cluster!r}")
     la, lb = read_logs(a, "a"), read_logs(b, "b")

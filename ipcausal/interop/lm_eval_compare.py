@@ -28,9 +28,8 @@ from typing import Any
 import numpy as np
 
 from ipcausal._jsonl import iter_objects
-from ipcausal._validate import choice, open_unit
-from ipcausal.interop._paired import CompareResult, adjust_rows, input_files, paired_row, shown, write_table
-from ipcausal.stats.multitest import CORRECTIONS
+from ipcausal.interop._paired import (CompareResult, adjust_rows, check_options, input_files, paired_row, shown,
+                                     write_table)
 
 __all__ = ["compare_lm_eval", "CompareResult", "read_samples", "task_of", "write_table"]
 
@@ -135,13 +134,8 @@ def compare_lm_eval(a: Any, b: Any, *, correction: str = "holm", alpha: float = 
     >>> row["task"], row["b_better"], row["a_better"], row["method"], round(row["pvalue"], 5)
     ('quiz', 11, 0, 'exact-mcnemar', 0.00098)
     """
-    correction = choice(correction, "correction", CORRECTIONS)
-    alpha = open_unit(alpha, "alpha")
-    level = open_unit(confidence_level, "confidence_level")
-    if not isinstance(allow_missing, bool):
-        raise TypeError(f"`allow_missing` must be True or False, got {allow_missing!r}")
-    if metrics is not None and (isinstance(metrics, str) or not all(isinstance(m, str) and m for m in metrics)):
-        raise TypeError("`metrics` must be a sequence of metric names or None")
+    correction, alpha, level = check_options(correction, alpha, confidence_level, allow_missing, metrics, "metrics",
+                                             "metric")
     sa, sb = read_samples(a, "a"), read_samples(b, "b")
     only = sorted(set(sa) ^ set(sb))
     if only:
