@@ -152,7 +152,8 @@ def paired_row(xa: np.ndarray, xb: np.ndarray, *, units: np.ndarray | None = Non
         else:
             span = float(np.max(np.abs(d))) + 1e-12
             lo, hi = unequal_cluster_interval(v, sizes, span, method="monte-carlo" if method == "monte-carlo"
-                                              else "auto", n_resamples=n_resamples, level=level, seed=INTERVAL_SEED)
+                                              else "auto", n_resamples=n_resamples, level=level, seed=INTERVAL_SEED,
+                                              pvalue=float(res.pvalue))  # 0 outside exactly when p ≤ 1 − level
         n_units, route = int(v.size), f"{res.method} (unit sums)"
     return {"n": int(d.size), "n_units": n_units, "mean_a": float(xa.mean()), "mean_b": float(xb.mean()),
             "statistic": float(d.mean()), "ci_low": lo, "ci_high": hi, "confidence_level": level,

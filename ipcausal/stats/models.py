@@ -170,12 +170,14 @@ def _cluster_codes(clusters: Any, n: int) -> np.ndarray | None:
 
 
 def _unequal_interval(v: np.ndarray, w: np.ndarray, span: float, method: str, n_resamples: int,
-                      level: float) -> tuple[float, float]:
+                      level: float, pvalue: float | None = None) -> tuple[float, float]:
     """Interval for the per-pair mean of D with clusters of unequal sizes ``w``: the inverted
-    cluster-sum test (:func:`ipcausal.stats.clusters.unequal_cluster_interval`)."""
+    cluster-sum test (:func:`ipcausal.stats.clusters.unequal_cluster_interval`); ``pvalue``, the
+    pair's reported two-sided p, decides δ = 0 (on the Monte Carlo route the inversion's own sign
+    vectors could decide it otherwise)."""
     mc = "monte-carlo" if method == "monte-carlo" else "auto"
     return unequal_cluster_interval(v, w, span, method=mc, n_resamples=n_resamples, level=level,
-                                    seed=_INTERVAL_SEED)
+                                    seed=_INTERVAL_SEED, pvalue=pvalue)
 
 
 def compare_models(
@@ -281,7 +283,8 @@ def compare_models(
             highs.append(res.ci_high / sizes[0])
         else:
             span = float(np.max(np.abs(arr[:, a] - arr[:, b]))) + 1e-12
-            lo, hi = _unequal_interval(v, sizes, span, method, n_resamples, level)
+            lo, hi = _unequal_interval(v, sizes, span, method, n_resamples, level,
+                                       pvalue=res.pvalue if alternative == "two-sided" else None)
             lows.append(lo)
             highs.append(hi)
     ci_method = tests[0].ci_method if equal else "inversion of the cluster-sum test (bisection, fixed sign vectors)"
