@@ -55,17 +55,19 @@ _BACKGROUNDS = {"aae": ("sae", "aae"), "esl": ("sae", "esl"), "belief": ("true_b
 
 @dataclass(frozen=True)
 class Skipped:
-    """One prompt that produced no pair: where it is, and why (``reason``: the words a user reads)."""
+    """One prompt that produced no pair: where it is, and why (``reason``: the words a user reads);
+    ``twin``: the twin the generator wrote, where a pair check then refused it (so it can be judged)."""
 
     line: int
     prompt_id: str
     prompt: str
     reason: str
     words: tuple[str, ...] = ()
+    twin: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"line": self.line, "prompt_id": self.prompt_id, "prompt": self.prompt, "reason": self.reason,
-                "words": list(self.words)}
+                "words": list(self.words), "twin": self.twin}
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ class QuestionsResult:
 
     def lines(self) -> list[str]:
         """The human summary: one line per skipped prompt and per mixed pair."""
-        out = [f"line {s.line} ({s.prompt_id}): no pair: {s.reason}" for s in self.skipped]
+        out = [f"line {s.line} ({s.prompt_id}): no pair: {s.reason}" + (f"; the twin was {s.twin!r}" if s.twin else "")
+               for s in self.skipped]
         if "mixed" in self.pairs:
             for pid, m in zip(self.pairs["pair_id"], self.pairs["mixed"]):
                 if isinstance(m, str) and m:
@@ -380,7 +383,8 @@ def build_questions(source: str | os.PathLike[str] | Sequence[str], *, generator
         allowed = belief_allowed(rec) if generator == "belief" else list(edits)
         if not check_record(rec, man, on_problem, allowed=allowed, fluency=family):
             kinds = [p["kind"] + ": " + p["detail"] for p in json.loads(rec["check_problems"])]
-            skipped.append(Skipped(item["line"], item["prompt_id"], text, "a pair check failed: " + "; ".join(kinds)))
+            skipped.append(Skipped(item["line"], item["prompt_id"], text, "a pair check failed: " + "; ".join(kinds),
+                                   twin=rec["x_j"]))
             continue
         records.append(rec)
     man.counts.update({"prompts": len(items), "pairs": len(records), "skipped": len(skipped)})

@@ -154,6 +154,9 @@ def test_a_failed_check_names_the_check(qfile: Path, monkeypatch: pytest.MonkeyP
     assert len(res.pairs) == 0
     first = next(s for s in res.skipped if s.prompt_id == "q8")
     assert first.reason.startswith("a pair check failed: number: ")
+    assert first.twin is not None and first.twin != first.prompt  # the refused twin, shown so it can be judged
+    assert first.to_dict()["twin"] == first.twin and f"; the twin was {first.twin!r}" in "\n".join(res.lines())
+    assert all(s.twin is None for s in res.skipped if not s.reason.startswith("a pair check failed"))
     flagged = build_questions(qfile, on_problem="flag", fluency=False)
     assert len(flagged.pairs) == 18 and all("number" in p for p in flagged.pairs["check_problems"])
 
