@@ -18,8 +18,8 @@ transform                  what it does
 
 A mitigation keeps its word only if nothing is left: :func:`residual_cues` runs the package's own
 detectors over both mitigated sides (:func:`~ipcausal.interventions.find_markers` with the sense
-check, :func:`~ipcausal.interventions.detect_features`, the belief, age and tag patterns) and names every
-cue still there; a pair with one is never trusted.
+check, :func:`~ipcausal.interventions.detect_features`, the belief, age and tag patterns) and names
+every cue still there; a pair with one is never trusted.
 
 What cannot be undone: a rewrite by an LLM (``style_transfer``) records no edits, so there is
 nothing to revert; an edit whose recorded ``new`` text is not found where the record puts it
@@ -38,8 +38,8 @@ from typing import Any
 from ipcausal.interventions.belief import BELIEF_PREFIX, belief_statement
 from ipcausal.interventions.markers import swap_markers
 
-__all__ = ["Neutralized", "RESIDUAL_KINDS", "STATED_AGE", "default_markers", "residual_cues", "revert_markers", "undo_edits",
-           "strip_cues"]
+__all__ = ["Neutralized", "RESIDUAL_KINDS", "STATED_AGE", "default_markers", "residual_cues", "revert_markers",
+           "undo_edits", "strip_cues"]
 
 #: The mitigations whose residual cues :func:`residual_cues` can look for.
 RESIDUAL_KINDS: tuple[str, ...] = ("markers", "dialect", "strip")
@@ -47,7 +47,7 @@ RESIDUAL_KINDS: tuple[str, ...] = ("markers", "dialect", "strip")
 _DECADES = "teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties"
 #: A sentence that states the writer's age: "I am in my sixties." (the age case's cue), "I'm in my
 #: early thirties.", "I am 67 years old." / "I'm 67." — at the start of the text or after a sentence end.
-STATED_AGE = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:I am|I'm|I’m) (?:(?:early|mid|late)[- ]?)?"
+STATED_AGE = re.compile(r"(?:^|(?<=[.!?][ \t])|(?<=\n))(?:I am|I'm|I’m) "
                         rf"(?:in my (?:(?:early|mid|late)[- ])?(?:{_DECADES})|\d{{1,3}}(?: years old)?)\.[ \t]*",
                         re.IGNORECASE)
 
