@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import Any
 
+from ipcausal._words import count
 from ipcausal.commands._common import add_out, unit_level
 
 __all__ = ["register"]
@@ -103,7 +104,7 @@ def _print(res: Any, args: argparse.Namespace, what: str, key: str, matched: str
             print(f"A = {ma}; B = {mb}")
         units = sorted({r.get("unit", unit) for r in res.rows})
         print(f"paired by {matched}; unit of randomisation: {', '.join(units)}; {res.correction} over "
-              f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}; * = adjusted p <= {res.alpha:g}; "
+              f"{count(len(res.rows), 'row')}; * = adjusted p <= {res.alpha:g}; "
               f"intervals at {res.confidence_level:g}")
     for label, m in res.missing.items():
         parts = [f"{len(v)} {_WHY[k]} {v[:10]}" for k, v in m.items() if k != "unscored" and v]
